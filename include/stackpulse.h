@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* stackpulse: umbrella header; include this one. */
+#ifndef STACKPULSE_H
+#define STACKPULSE_H
+
+#include <stackpulse/alloc.h>
+#include <stackpulse/api.h>
+#include <stackpulse/error.h>
+#include <stackpulse/log.h>
+#include <stackpulse/replay.h>
+#include <stackpulse/sink.h>
+#include <stackpulse/snapshot.h>
+#include <stackpulse/spool.h>
+#include <stackpulse/tail.h>
+#include <stackpulse/version.h>
+#include <stackpulse/writer.h>
+
+#endif /* STACKPULSE_H */

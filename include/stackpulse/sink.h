@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* stackpulse: byte sinks the spool writer appends whole chunks to. */
+#ifndef STACKPULSE_SINK_H
+#define STACKPULSE_SINK_H
+
+#include <stackpulse/alloc.h>
+#include <stackpulse/api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A sink receives the writer's output in chunks. Each chunk holds whole
+ * SPULSE3 records only, so a reader that tails the destination never sees
+ * a record split across two sink writes. Sinks are single-owner objects:
+ * one thread at a time.
+ */
+struct sp_sink;
+
+/**
+ * struct sp_sink_ops is the callback table of a caller-defined sink.
+ *
+ * @write must consume all @len bytes or fail with a negative code; on
+ * failure the writer keeps the chunk and offers it again on the next flush,
+ * so nothing already accepted is lost. @flush (optional) makes written bytes
+ * durable or visible. @finish (optional) ends the stream (called once, by
+ * sp_sink_finish()). @free (optional) releases @ctx when the sink is freed.
+ */
+struct sp_sink_ops {
+	int (*write)(void *ctx, const void *buf, size_t len);
+	int (*flush)(void *ctx);
+	int (*finish)(void *ctx);
+	void (*free)(void *ctx);
+};
+
+/** Flag for sp_sink_new_fd(): close the descriptor when the sink is freed. */
+#define SP_SINK_CLOSE_FD 0x1u
+
+/**
+ * sp_sink_new_callback wraps a caller's callback table.
+ * @param ops must outlive the sink. @param ctx passed to every callback.
+ * @param allocator NULL for the default.
+ * @return 0, -EINVAL (NULL @ops or @ops->write), -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_sink_new_callback(const struct sp_sink_ops *ops, void *ctx,
+				const struct sp_allocator *allocator,
+				struct sp_sink **out);
+
+/**
+ * sp_sink_new_memory creates a sink that appends to a growing buffer;
+ * read it with sp_sink_memory_data().
+ * @return 0 or -ENOMEM. Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_sink_new_memory(const struct sp_allocator *allocator,
+			      struct sp_sink **out);
+
+/**
+ * sp_sink_memory_data returns the bytes a memory sink holds.
+ * Borrowed: valid until the next write to or free of @sink.
+ * @return 0, or -EINVAL if @sink is not a memory sink.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API int sp_sink_memory_data(const struct sp_sink *sink, const void **data,
+			       size_t *len);
+
+/**
+ * sp_sink_new_fd creates a sink that write()s to @fd at its current file
+ * position, retrying short writes and EINTR.
+ * @param flags SP_SINK_CLOSE_FD to close @fd in sp_sink_free().
+ * @return 0, -EINVAL (negative fd or unknown flag), -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_sink_new_fd(int fd, uint32_t flags,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out);
+
+/**
+ * sp_sink_open_file creates (or truncates) @path with mode 0644 and
+ * returns an fd sink that owns the descriptor; flush calls fdatasync().
+ * @return 0, -errno from open(2), -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: yes (open).
+ */
+SP_API int sp_sink_open_file(const char *path,
+			     const struct sp_allocator *allocator,
+			     struct sp_sink **out);
+
+/**
+ * sp_sink_new_zstd compresses into @inner: every sp_sink_write() becomes one
+ * complete zstd frame, so a tailing reader can decode everything written so
+ * far even if the process dies. Readers detect zstd spools by the frame
+ * magic and decompress them transparently.
+ * @param inner Takes ownership of `inner` (freed with the zstd sink, also
+ *        when this call fails).
+ * @param level zstd compression level; 0 means 3.
+ * @return 0, -EINVAL, -ENOMEM, SP_EZSTD.
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_sink_new_zstd(struct sp_sink *inner, int level,
+			    const struct sp_allocator *allocator,
+			    struct sp_sink **out);
+
+/**
+ * sp_sink_write appends @len bytes from @buf.
+ * @return 0 or a negative code from the sink.
+ * Thread: single-owner. Allocates: sink-dependent. Blocks: sink-dependent.
+ */
+SP_API int sp_sink_write(struct sp_sink *sink, const void *buf, size_t len);
+
+/**
+ * sp_sink_flush makes everything written so far visible/durable.
+ * @return 0 or a negative code from the sink.
+ * Thread: single-owner. Allocates: no. Blocks: sink-dependent.
+ */
+SP_API int sp_sink_flush(struct sp_sink *sink);
+
+/**
+ * sp_sink_finish ends the stream; later writes fail with -EPIPE. Calling
+ * it again returns 0.
+ * @return 0 or a negative code from the sink.
+ * Thread: single-owner. Allocates: no. Blocks: sink-dependent.
+ */
+SP_API int sp_sink_finish(struct sp_sink *sink);
+
+/**
+ * sp_sink_free releases @sink (and what it owns). NULL is a no-op. It does
+ * not flush or finish.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API void sp_sink_free(struct sp_sink *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STACKPULSE_SINK_H */

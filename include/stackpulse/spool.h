@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/* stackpulse: SPULSE3 data model shared by the writer and the three readers. */
+#ifndef STACKPULSE_SPOOL_H
+#define STACKPULSE_SPOOL_H
+
+#include <stackpulse/alloc.h>
+#include <stackpulse/api.h>
+#include <stackpulse/log.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A spool is an append-only SPULSE3 file (docs/spool-format.md and
+ * spec SPULSE3): a header, then records that define modules, frames, stack
+ * nodes and threads, and samples that refer to them by dense ids.
+ *
+ * The transparent structs below are plain data (ABI); their sizes are
+ * checked by tests/format/test_abi.c.
+ */
+
+/** Sentinel module id: the frame is not pinned to / resolved to a module. */
+#define SP_NO_MODULE UINT32_MAX
+/** Sentinel stack-node parent: the node is a root (outermost caller). */
+#define SP_NO_PARENT UINT32_MAX
+/** Sentinel for struct sp_module.deactivated_at: never deactivated. */
+#define SP_NEVER UINT32_MAX
+
+/** Size of the header magic "SPULSE3\0". */
+#define SP_SPOOL_MAGIC_SIZE 8
+
+enum sp_frame_mode {
+	SP_FRAME_USER = 0,
+	SP_FRAME_KERNEL = 1,
+	/** Synthetic marker: native unwinding stopped before the root. */
+	SP_FRAME_TRUNCATED = 2,
+};
+
+/**
+ * struct sp_frame is one raw (unsymbolized) frame.
+ *
+ * Pinned frames name a module (@module_id != SP_NO_MODULE) and carry the
+ * address in the module's file-offset space (@file_relative_ip); @abs_ip is
+ * the absolute address. Unpinned frames have @module_id == SP_NO_MODULE and
+ * @file_relative_ip == @abs_ip. The truncated marker has mode
+ * SP_FRAME_TRUNCATED, no module and both addresses 0. Non-leaf addresses
+ * are already "return address - 1".
+ */
+struct sp_frame {
+	uint64_t abs_ip;
+	uint64_t file_relative_ip;
+	uint32_t module_id;
+	uint32_t mode; /* enum sp_frame_mode */
+};
+
+/**
+ * struct sp_module is one executable mapping generation.
+ *
+ * Addresses are absolute, @end exclusive; @file_offset backs @start.
+ * Zero in @inode, @dev_major, @dev_minor or @inode_generation means
+ * unknown. Kernel modules have @is_kernel = 1 and @pid = -1.
+ * @path is not necessarily NUL-free; readers add a terminating NUL after
+ * @path_len bytes. Readers fill @id and @deactivated_at (the number of
+ * frame records before the record that retired it, or SP_NEVER); the
+ * writer ignores both.
+ */
+struct sp_module {
+	uint64_t start;
+	uint64_t end;
+	uint64_t file_offset;
+	uint64_t inode;
+	uint64_t inode_generation;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	int32_t pid;
+	uint32_t is_kernel;
+	const char *path;
+	size_t path_len;
+	uint32_t id;
+	uint32_t deactivated_at;
+};
+
+/** struct sp_thread is one interned (pid, tid) pair. */
+struct sp_thread {
+	int32_t pid;
+	int32_t tid;
+};
+
+/** struct sp_stack_node is one prefix-tree node: a frame and its caller. */
+struct sp_stack_node {
+	uint32_t parent; /* SP_NO_PARENT for a root */
+	uint32_t frame;
+	uint32_t depth; /* 1 for a root */
+};
+
+/**
+ * struct sp_sample is one decoded sample. @stack is the leaf stack-node id;
+ * @thread the thread index; @timestamp_ns the perf monotonic clock.
+ */
+struct sp_sample {
+	uint64_t timestamp_ns;
+	int32_t pid;
+	int32_t tid;
+	uint32_t thread;
+	uint32_t stack;
+};
+
+/** struct sp_python_record is a Python-runtime status change (tag 6). */
+struct sp_python_record {
+	uint64_t timestamp_ns;
+	int32_t pid;
+	uint32_t is_python_runtime;
+};
+
+/**
+ * struct sp_frame_context is a frame together with the module the spool
+ * maps it to for a given process (SPULSE3 §6). @module_id is SP_NO_MODULE
+ * when nothing owns the address; @file_relative_ip is then 0.
+ */
+struct sp_frame_context {
+	struct sp_frame frame;
+	uint32_t frame_id;
+	uint32_t module_id;
+	uint64_t file_relative_ip;
+};
+
+/**
+ * struct sp_diag optionally receives details of the first failure of a
+ * reader: the byte offset in the decoded stream of the record that failed
+ * and a message such as "frame id 3 did not match expected 1".
+ */
+struct sp_diag {
+	uint64_t offset;
+	char message[160];
+};
+
+/** Reader flag: the caller owns the file; Tail may punch holes in it. */
+#define SP_READER_OWNS_FILE 0x1u
+
+/**
+ * struct sp_reader_opts configures sp_snapshot_open(), sp_replay_open()
+ * and sp_tail_open(). Set @size to sizeof(struct sp_reader_opts); zero
+ * fields mean defaults. All pointers must outlive the reader.
+ */
+struct sp_reader_opts {
+	size_t size;
+	const struct sp_allocator *allocator;
+	const struct sp_logger *logger;
+	struct sp_diag *diag;
+	uint32_t flags; /* SP_READER_* */
+};
+
+/*
+ * struct sp_spool: the definitions a reader has decoded so far (modules,
+ * frames, stack nodes, threads, header values). Every reader exposes one
+ * through sp_snapshot_spool(), sp_replay_spool() or sp_tail_spool().
+ * Borrowed: valid until the reader is closed; for a Tail the counts grow
+ * on each sp_tail_poll(), earlier ids never change.
+ *
+ * All functions below: Thread: any, concurrently with other readers of the
+ * same spool but not with sp_tail_poll(). Allocates: no. Blocks: no.
+ */
+struct sp_spool;
+
+/** sp_spool_start_timestamp_us returns the header's timeline anchor (0 = none). */
+SP_API uint64_t sp_spool_start_timestamp_us(const struct sp_spool *spool);
+/** sp_spool_sample_interval_us returns the header's nominal interval (0 = none). */
+SP_API uint64_t sp_spool_sample_interval_us(const struct sp_spool *spool);
+/** sp_spool_module_count returns the number of module records decoded. */
+SP_API uint32_t sp_spool_module_count(const struct sp_spool *spool);
+/** sp_spool_frame_count returns the number of frame records decoded. */
+SP_API uint32_t sp_spool_frame_count(const struct sp_spool *spool);
+/** sp_spool_stack_count returns the number of stack-node records decoded. */
+SP_API uint32_t sp_spool_stack_count(const struct sp_spool *spool);
+/** sp_spool_thread_count returns the number of thread records decoded. */
+SP_API uint32_t sp_spool_thread_count(const struct sp_spool *spool);
+
+/**
+ * sp_spool_module copies module @id into @out. @out->path is borrowed from
+ * the reader.
+ * @return 0, or -EINVAL if @id is out of range.
+ */
+SP_API int sp_spool_module(const struct sp_spool *spool, uint32_t id,
+			   struct sp_module *out);
+
+/**
+ * sp_spool_frame copies frame @id into @out.
+ * @return 0, or -EINVAL if @id is out of range.
+ */
+SP_API int sp_spool_frame(const struct sp_spool *spool, uint32_t id,
+			  struct sp_frame *out);
+
+/**
+ * sp_spool_stack_node copies stack node @id into @out.
+ * @return 0, or -EINVAL if @id is out of range.
+ */
+SP_API int sp_spool_stack_node(const struct sp_spool *spool, uint32_t id,
+			       struct sp_stack_node *out);
+
+/**
+ * sp_spool_thread copies thread @index into @out.
+ * @return 0, or -EINVAL if @index is out of range.
+ */
+SP_API int sp_spool_thread(const struct sp_spool *spool, uint32_t index,
+			   struct sp_thread *out);
+
+/**
+ * sp_spool_stack_frames walks stack node @stack to its root and stores up
+ * to @cap frame ids, leaf first, in @frame_ids.
+ * @return the full depth of the stack (which may exceed @cap), or -EINVAL.
+ */
+SP_API int sp_spool_stack_frames(const struct sp_spool *spool, uint32_t stack,
+				 uint32_t *frame_ids, size_t cap);
+
+/**
+ * sp_spool_resolve maps frame @frame_id, as used by a sample of process
+ * @pid, to its module following SPULSE3 §6 (pinned frames: their module;
+ * unpinned: the newest module visible to the frame that owns the address).
+ * @return 0, or -EINVAL if @frame_id is out of range.
+ */
+SP_API int sp_spool_resolve(const struct sp_spool *spool, uint32_t frame_id,
+			    int32_t pid, struct sp_frame_context *out);
+
+/**
+ * sp_spool_stack_contexts is sp_spool_stack_frames() followed by
+ * sp_spool_resolve() for each frame, leaf first, up to @cap entries.
+ * @return the full depth of the stack, or -EINVAL.
+ */
+SP_API int sp_spool_stack_contexts(const struct sp_spool *spool,
+				   uint32_t stack, int32_t pid,
+				   struct sp_frame_context *out, size_t cap);
+
+/**
+ * sp_spool_timestamp_us converts a sample timestamp to the header's wall
+ * clock timeline (SPULSE3 §8): start + (ts - first sample ts) / 1000,
+ * clamped at the start and saturating.
+ * @return microseconds, or 0 when the spool has no timeline (start 0).
+ */
+SP_API uint64_t sp_spool_timestamp_us(const struct sp_spool *spool,
+				      uint64_t timestamp_ns);
+
+/**
+ * sp_spool_kernel_addresses stores the distinct absolute addresses of
+ * kernel-mode frames, sorted ascending, up to @cap of them, in @out
+ * (NULL with @cap 0 to count).
+ * @return the number of distinct kernel addresses.
+ */
+SP_API size_t sp_spool_kernel_addresses(const struct sp_spool *spool,
+					uint64_t *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STACKPULSE_SPOOL_H */

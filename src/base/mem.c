@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocation helpers on top of the allocator hook. */
+#include <string.h>
+
+#include "mem.h"
+
+void sp__mem_init(struct sp__mem *mem, const struct sp_allocator *user)
+{
+	if (user && user->alloc && user->free) {
+		mem->hook = *user;
+		return;
+	}
+	mem->hook.alloc = sp__default_alloc;
+	mem->hook.free = sp__default_free;
+	mem->hook.ctx = NULL;
+}
+
+void *sp__mem_alloc(const struct sp__mem *mem, size_t size)
+{
+	if (size == 0)
+		return NULL;
+	return mem->hook.alloc(mem->hook.ctx, size, 16);
+}
+
+void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size)
+{
+	void *p;
+
+	if (n != 0 && size > SIZE_MAX / n)
+		return NULL;
+	p = sp__mem_alloc(mem, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size)
+{
+	if (ptr)
+		mem->hook.free(mem->hook.ctx, ptr, size);
+}
+
+void *sp__mem_realloc(const struct sp__mem *mem, void *ptr, size_t old_size,
+		      size_t new_size)
+{
+	void *p;
+
+	if (new_size == 0) {
+		sp__mem_free(mem, ptr, old_size);
+		return NULL;
+	}
+	p = sp__mem_alloc(mem, new_size);
+	if (!p)
+		return NULL;
+	if (ptr) {
+		memcpy(p, ptr, old_size < new_size ? old_size : new_size);
+		sp__mem_free(mem, ptr, old_size);
+	}
+	return p;
+}

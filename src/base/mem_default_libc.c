@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Library-default allocator: the C library (static library, sanitizer builds). */
+#include <stdlib.h>
+
+#include "mem.h"
+
+void *sp__default_alloc(void *ctx, size_t size, size_t align)
+{
+	void *p = NULL;
+
+	(void)ctx;
+	if (align <= 16)
+		return malloc(size);
+	if (posix_memalign(&p, align, size) != 0)
+		return NULL;
+	return p;
+}
+
+void sp__default_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	free(ptr);
+}
