@@ -227,9 +227,9 @@ SP_API int sp_spool_resolve(const struct sp_spool *spool, uint32_t frame_id,
  * sp_spool_resolve() for each frame, leaf first, up to @cap entries.
  * @return the full depth of the stack, or -EINVAL.
  */
-SP_API int sp_spool_stack_contexts(const struct sp_spool *spool,
-				   uint32_t stack, int32_t pid,
-				   struct sp_frame_context *out, size_t cap);
+SP_API int sp_spool_stack_contexts(const struct sp_spool *spool, uint32_t stack,
+				   int32_t pid, struct sp_frame_context *out,
+				   size_t cap);
 
 /**
  * sp_spool_timestamp_us converts a sample timestamp to the header's wall
@@ -242,9 +242,13 @@ SP_API uint64_t sp_spool_timestamp_us(const struct sp_spool *spool,
 
 /**
  * sp_spool_kernel_addresses stores the distinct absolute addresses of
- * kernel-mode frames, sorted ascending, up to @cap of them, in @out
- * (NULL with @cap 0 to count).
- * @return the number of distinct kernel addresses.
+ * kernel-mode frames, sorted ascending, in @out (for sparse kernel symbol
+ * loading).
+ * @param out,cap destination; @out is also used as scratch space, so it
+ *        must hold one entry per kernel-mode frame.
+ * @return the number of distinct addresses stored when @cap was large
+ *         enough; otherwise (including @out NULL) the number of
+ *         kernel-mode frames: call again with at least that capacity.
  */
 SP_API size_t sp_spool_kernel_addresses(const struct sp_spool *spool,
 					uint64_t *out, size_t cap);

@@ -144,4 +144,34 @@ static inline void sp__spool_note_sample(struct sp_spool *spool, uint64_t ts)
 	}
 }
 
+/*
+ * Incremental zstd decompression (unzstd.c). A compressed spool is a
+ * sequence of zstd frames (one per flushed chunk); the last one may be
+ * unfinished when the writer is still running or crashed, which is not an
+ * error: everything decodable so far is produced.
+ */
+struct sp__unzstd;
+
+int sp__unzstd_new(const struct sp__mem *mem, struct sp__unzstd **out);
+void sp__unzstd_free(struct sp__unzstd *z);
+/* Forgets all state, ready for a new stream from its first byte. */
+void sp__unzstd_reset(struct sp__unzstd *z);
+/*
+ * Feeds @len compressed bytes and appends every byte they decode to @out
+ * (a vec of uint8_t). Returns 0, SP_EZSTD (corrupt stream), -ENOMEM.
+ * On failure @out may hold part of this call's output.
+ */
+int sp__unzstd_feed(struct sp__unzstd *z, const void *in, size_t len,
+		    struct sp__vec *out);
+/*
+ * Like feed, but stops once @out holds at least @want bytes, returning the
+ * number of input bytes consumed (>= 0). Lets a reader decode through a
+ * bounded window.
+ */
+int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
+			 struct sp__vec *out, size_t want);
+/* Decompresses a whole buffer into @out. Returns 0, SP_EZSTD, -ENOMEM. */
+int sp__unzstd_all(const struct sp__mem *mem, const void *in, size_t len,
+		   struct sp__vec *out);
+
 #endif /* SP_FORMAT_INTERNAL_H */

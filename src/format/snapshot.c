@@ -1,3 +1,277 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: being written. */
+/* Snapshot: validate a whole spool once, keep everything for random access. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+#include <stackpulse/snapshot.h>
+
 #include "format_internal.h"
+#include "logging.h"
+
+/*
+ * Opening maps the file (or decompresses a zstd spool into memory), walks
+ * every record once with the validating decoder, and copies what it needs
+ * into the spool store and a sample array, so the mapping is released
+ * before sp_snapshot_open() returns. After that the object is immutable
+ * and safe to share between threads.
+ *
+ *   samples[]  compact {timestamp, thread, stack}; pid/tid come from the
+ *              thread table when a sample is read
+ */
+struct snap_sample {
+	uint64_t timestamp_ns;
+	uint32_t thread;
+	uint32_t stack;
+};
+
+struct sp_snapshot {
+	struct sp_spool spool;
+	struct sp__vec samples; /* struct snap_sample */
+	uint64_t byte_size;
+	bool recovered;
+};
+
+/* Options with defaults filled in; unknown trailing bytes rejected (R4). */
+static int read_opts(const struct sp_reader_opts *opts,
+		     struct sp_reader_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!opts)
+		return 0;
+	if (opts->size < sizeof(size_t))
+		return -EINVAL;
+	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
+	if (opts->size > sizeof(*o)) {
+		const unsigned char *extra = (const unsigned char *)opts;
+		size_t i;
+
+		for (i = sizeof(*o); i < opts->size; i++)
+			if (extra[i])
+				return -EINVAL;
+	}
+	return o->flags & ~SP_READER_OWNS_FILE ? -EINVAL : 0;
+}
+
+static int push_sample(struct sp_snapshot *s, const struct sp_sample *smp)
+{
+	struct snap_sample c = {
+		.timestamp_ns = smp->timestamp_ns,
+		.thread = smp->thread,
+		.stack = smp->stack,
+	};
+
+	sp__spool_note_sample(&s->spool, smp->timestamp_ns);
+	return sp__vec_push(&s->samples, &s->spool.mem, &c);
+}
+
+/* Decodes all records of buf[0..len), which is the whole stream. */
+static int parse(struct sp_snapshot *s, const uint8_t *buf, size_t len,
+		 const struct sp_reader_opts *o)
+{
+	struct sp__cursor cur = { .buf = buf, .len = len };
+	struct sp__event ev;
+	int n, err;
+
+	n = sp__spool_header(buf, len, &s->spool.start_us,
+			     &s->spool.interval_us, o->diag);
+	if (n == SP_ETRUNCATED) {
+		if (o->diag) {
+			o->diag->offset = 0;
+			strcpy(o->diag->message, "incomplete spool header");
+		}
+		return SP_ECORRUPT;
+	}
+	if (n < 0)
+		return n;
+	cur.pos = (size_t)n;
+	while (cur.pos < len) {
+		err = sp__spool_decode(&s->spool, &cur, SP_DECODE_APPLY, &ev,
+				       o->diag);
+		if (err == SP_ETRUNCATED) {
+			s->recovered = true;
+			sp__log(o->logger, SP_LOG_WARN,
+				"spool ends inside a record at offset %zu; "
+				"kept the complete prefix",
+				cur.pos);
+			return 0;
+		}
+		if (err)
+			return err;
+		if (ev.tag == SP_TAG_SAMPLE) {
+			err = push_sample(s, &ev.u.sample);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int snapshot_new(const struct sp_reader_opts *o,
+			struct sp_snapshot **out)
+{
+	struct sp__mem mem;
+	struct sp_snapshot *s;
+
+	sp__mem_init(&mem, o->allocator);
+	s = sp__mem_alloc(&mem, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	sp__spool_init(&s->spool, &mem, true);
+	sp__vec_init(&s->samples, sizeof(struct snap_sample));
+	*out = s;
+	return 0;
+}
+
+/* Parses @data, decompressing it first when it is a zstd stream. */
+static int load(struct sp_snapshot *s, const uint8_t *data, size_t len,
+		const struct sp_reader_opts *o)
+{
+	struct sp__vec plain;
+	int err;
+
+	if (!sp__is_zstd(data, len)) {
+		s->byte_size = len;
+		return parse(s, data, len, o);
+	}
+	sp__vec_init(&plain, 1);
+	err = sp__unzstd_all(&s->spool.mem, data, len, &plain);
+	if (!err) {
+		s->byte_size = plain.len;
+		err = parse(s, plain.data, plain.len, o);
+	}
+	sp__vec_fini(&plain, &s->spool.mem);
+	return err;
+}
+
+SP_API int sp_snapshot_open_buffer(const void *data, size_t len,
+				   const struct sp_reader_opts *opts,
+				   struct sp_snapshot **out)
+{
+	struct sp_reader_opts o;
+	struct sp_snapshot *s;
+	int err = read_opts(opts, &o);
+
+	if (err)
+		return err;
+	if (!data && len)
+		return -EINVAL;
+	err = snapshot_new(&o, &s);
+	if (err)
+		return err;
+	err = load(s, data, len, &o);
+	if (err) {
+		sp_snapshot_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+SP_API int sp_snapshot_open(const char *path, const struct sp_reader_opts *opts,
+			    struct sp_snapshot **out)
+{
+	struct stat st;
+	void *map = NULL;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto out_close;
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			   fd, 0);
+		if (map == MAP_FAILED) {
+			err = -errno;
+			goto out_close;
+		}
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	}
+	err = sp_snapshot_open_buffer(map ? map : "", (size_t)st.st_size, opts,
+				      out);
+	if (map)
+		munmap(map, (size_t)st.st_size);
+out_close:
+	close(fd);
+	return err;
+}
+
+SP_API void sp_snapshot_close(struct sp_snapshot *snapshot)
+{
+	struct sp__mem mem;
+
+	if (!snapshot)
+		return;
+	mem = snapshot->spool.mem;
+	sp__vec_fini(&snapshot->samples, &mem);
+	sp__spool_fini(&snapshot->spool);
+	sp__mem_free(&mem, snapshot, sizeof(*snapshot));
+}
+
+SP_API const struct sp_spool *
+sp_snapshot_spool(const struct sp_snapshot *snapshot)
+{
+	return &snapshot->spool;
+}
+
+SP_API size_t sp_snapshot_sample_count(const struct sp_snapshot *snapshot)
+{
+	return snapshot->samples.len;
+}
+
+SP_API int sp_snapshot_sample(const struct sp_snapshot *snapshot, size_t index,
+			      struct sp_sample *out)
+{
+	const struct snap_sample *c;
+	const struct sp_thread *t;
+
+	if (index >= snapshot->samples.len)
+		return -EINVAL;
+	c = sp__vec_at(&snapshot->samples, index);
+	t = sp__vec_at(&snapshot->spool.threads, c->thread);
+	out->timestamp_ns = c->timestamp_ns;
+	out->pid = t->pid;
+	out->tid = t->tid;
+	out->thread = c->thread;
+	out->stack = c->stack;
+	return 0;
+}
+
+SP_API size_t
+sp_snapshot_python_record_count(const struct sp_snapshot *snapshot)
+{
+	return snapshot->spool.python.len;
+}
+
+SP_API int sp_snapshot_python_record(const struct sp_snapshot *snapshot,
+				     size_t index, struct sp_python_record *out)
+{
+	if (index >= snapshot->spool.python.len)
+		return -EINVAL;
+	*out = *(const struct sp_python_record *)sp__vec_at(
+		&snapshot->spool.python, index);
+	return 0;
+}
+
+SP_API bool sp_snapshot_is_recovered(const struct sp_snapshot *snapshot)
+{
+	return snapshot->recovered;
+}
+
+SP_API uint64_t sp_snapshot_byte_size(const struct sp_snapshot *snapshot)
+{
+	return snapshot->byte_size;
+}

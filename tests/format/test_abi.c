@@ -1,8 +1,39 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until this test is written: skips. */
+/* ABI of the public transparent structs: sizes and offsets never change silently. */
+#include <stddef.h>
+
+#include <stackpulse.h>
+
 #include "check.h"
+
+/* x86-64 / AArch64 LP64 layouts (R3, R19). */
+_Static_assert(sizeof(struct sp_frame) == 24, "sp_frame");
+_Static_assert(offsetof(struct sp_frame, module_id) == 16, "sp_frame");
+_Static_assert(sizeof(struct sp_module) == 80, "sp_module");
+_Static_assert(offsetof(struct sp_module, path) == 56, "sp_module");
+_Static_assert(offsetof(struct sp_module, deactivated_at) == 76, "sp_module");
+_Static_assert(sizeof(struct sp_thread) == 8, "sp_thread");
+_Static_assert(sizeof(struct sp_stack_node) == 12, "sp_stack_node");
+_Static_assert(sizeof(struct sp_sample) == 24, "sp_sample");
+_Static_assert(offsetof(struct sp_sample, stack) == 20, "sp_sample");
+_Static_assert(sizeof(struct sp_python_record) == 16, "sp_python_record");
+_Static_assert(sizeof(struct sp_frame_context) == 40, "sp_frame_context");
+_Static_assert(sizeof(struct sp_diag) == 168, "sp_diag");
+_Static_assert(sizeof(struct sp_reader_opts) == 40, "sp_reader_opts");
+_Static_assert(offsetof(struct sp_reader_opts, size) == 0, "opts size first");
+_Static_assert(sizeof(struct sp_writer_opts) == 48, "sp_writer_opts");
+_Static_assert(offsetof(struct sp_writer_opts, size) == 0, "opts size first");
+_Static_assert(sizeof(struct sp_allocator) == 24, "sp_allocator");
+_Static_assert(sizeof(struct sp_logger) == 24, "sp_logger");
+_Static_assert(sizeof(struct sp_sink_ops) == 32, "sp_sink_ops");
 
 int main(void)
 {
-	return T_EXIT_SKIP;
+	/* The error table: every code distinct from errno space and named. */
+	CHECK(SP_ECORRUPT < -4000 + 1);
+	CHECK_EQ_INT(SP_ECORRUPT, -4000);
+	CHECK_EQ_INT(SP_ETRUNCATED, -4001);
+	CHECK_EQ_INT(SP_ENOCFI, -4008);
+	CHECK(strcmp(sp_version(), "0.1.0") == 0);
+	return T_EXIT_PASS;
 }
