@@ -49,6 +49,9 @@ void *sp__mem_realloc(const struct sp__mem *mem, void *ptr, size_t old_size,
 		sp__mem_free(mem, ptr, old_size);
 		return NULL;
 	}
+	/* The default allocator can grow big blocks without copying them. */
+	if (mem->hook.alloc == sp__default_alloc && ptr)
+		return sp__default_realloc(ptr, old_size, new_size);
 	p = sp__mem_alloc(mem, new_size);
 	if (!p)
 		return NULL;

@@ -41,5 +41,7 @@ void *sp__mem_realloc(const struct sp__mem *mem, void *ptr, size_t old_size,
 /* The library default, provided by mem_default_libc.c or mem_default_mi.c. */
 void *sp__default_alloc(void *ctx, size_t size, size_t align);
 void sp__default_free(void *ctx, void *ptr, size_t size);
+/* Resizes a block of the default allocator in place when it can. */
+void *sp__default_realloc(void *ptr, size_t old_size, size_t new_size);
 
 #endif /* SP_BASE_MEM_H */

@@ -22,3 +22,9 @@ void sp__default_free(void *ctx, void *ptr, size_t size)
 	(void)size;
 	free(ptr);
 }
+
+void *sp__default_realloc(void *ptr, size_t old_size, size_t new_size)
+{
+	(void)old_size;
+	return realloc(ptr, new_size);
+}

@@ -21,3 +21,9 @@ void sp__default_free(void *ctx, void *ptr, size_t size)
 	(void)size;
 	mi_free(ptr);
 }
+
+void *sp__default_realloc(void *ptr, size_t old_size, size_t new_size)
+{
+	(void)old_size;
+	return mi_realloc_aligned(ptr, new_size, 16);
+}

@@ -70,10 +70,39 @@ static int corrupt(const struct rd *r, const char *fmt, ...)
 	return SP_ECORRUPT;
 }
 
-static int get_u(struct rd *r, uint64_t *v)
+/*
+ * With at least 10 bytes left the decoder cannot run out of input, so the
+ * loop needs no bounds checks; this is the common case everywhere but the
+ * last few bytes of a file.
+ */
+static int get_u_unchecked(struct rd *r, uint64_t *v)
+{
+	const uint8_t *p = r->buf + r->pos;
+	uint64_t value = 0;
+	unsigned i;
+
+	for (i = 0; i < SP_VARINT_MAX - 1; i++) {
+		value |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = value;
+			r->pos += i + 1;
+			return 0;
+		}
+	}
+	if (p[9] > 1)
+		return corrupt(r, "invalid varint at offset %llu",
+			       (unsigned long long)(r->offset + r->pos));
+	*v = value | (uint64_t)p[9] << 63;
+	r->pos += SP_VARINT_MAX;
+	return 0;
+}
+
+static int get_u_slow(struct rd *r, uint64_t *v)
 {
 	size_t n;
 
+	if (r->len - r->pos >= SP_VARINT_MAX)
+		return get_u_unchecked(r, v);
 	switch (sp__varint_get(r->buf + r->pos, r->len - r->pos, v, &n)) {
 	case SP_VARINT_OK:
 		r->pos += n;
@@ -85,6 +114,16 @@ static int get_u(struct rd *r, uint64_t *v)
 		return corrupt(r, "invalid varint at offset %llu",
 			       (unsigned long long)(r->offset + r->pos));
 	}
+}
+
+/* Most fields are one byte; keep that case inline in the record loops. */
+static inline int get_u(struct rd *r, uint64_t *v)
+{
+	if (r->pos < r->len && r->buf[r->pos] < 0x80) {
+		*v = r->buf[r->pos++];
+		return 0;
+	}
+	return get_u_slow(r, v);
 }
 
 static int get_s(struct rd *r, int64_t *v)
@@ -547,22 +586,118 @@ static int decode_body(struct sp_spool *s, struct sp__cursor *cur,
 	}
 }
 
+/*
+ * Unchecked varint for the sample fast path: the caller guarantees 10
+ * readable bytes. Returns the length, or 0 for an invalid 10th byte (the
+ * general path then reports it).
+ */
+static inline size_t fast_u(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x = p[0];
+	unsigned i;
+
+	/* Unrolled for the 1-3 byte values that ids and deltas use. */
+	if (p[0] < 0x80) {
+		*v = x;
+		return 1;
+	}
+	x = (x & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
+	if (p[1] < 0x80) {
+		*v = x;
+		return 2;
+	}
+	x |= (uint64_t)(p[2] & 0x7f) << 14;
+	if (p[2] < 0x80) {
+		*v = x;
+		return 3;
+	}
+	for (i = 3; i < SP_VARINT_MAX - 1; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*v = x;
+			return i + 1;
+		}
+	}
+	if (p[9] > 1)
+		return 0;
+	*v = x | (uint64_t)p[9] << 63;
+	return SP_VARINT_MAX;
+}
+
+/*
+ * Samples are most of a spool, so they get a path without the general
+ * machinery: three varints decoded without bounds checks (31 bytes are
+ * known to be readable), the reference checks, and the baseline. Anything
+ * unusual returns false and the general path decodes the record again,
+ * producing the exact error of §9.
+ */
+static bool fast_sample(const struct sp_spool *s, struct sp__cursor *cur,
+			struct sp__sample_rec *out)
+{
+	const uint8_t *p = cur->buf + cur->pos + 1;
+	uint64_t zz, thread, stack, ts;
+	size_t a, b, c;
+	int64_t delta;
+
+	a = fast_u(p, &zz);
+	b = a ? fast_u(p + a, &thread) : 0;
+	c = b ? fast_u(p + a + b, &stack) : 0;
+	if (!c || thread >= s->threads.len || stack >= s->stacks.len)
+		return false;
+	delta = sp__unzigzag(zz);
+	ts = cur->last_ns + (uint64_t)delta;
+	if (delta < 0 ? ts > cur->last_ns : ts < cur->last_ns)
+		return false;
+	out->timestamp_ns = ts;
+	out->thread = (uint32_t)thread;
+	out->stack = (uint32_t)stack;
+	cur->last_ns = ts;
+	cur->pos += 1 + a + b + c;
+	return true;
+}
+
+size_t sp__spool_decode_samples(const struct sp_spool *spool,
+				struct sp__cursor *cur,
+				struct sp__sample_rec *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (n < cap && cur->len - cur->pos > 3 * SP_VARINT_MAX &&
+	       cur->buf[cur->pos] == SP_TAG_SAMPLE &&
+	       fast_sample(spool, cur, &out[n]))
+		n++;
+	return n;
+}
+
 int sp__spool_decode(struct sp_spool *spool, struct sp__cursor *cur,
 		     enum sp__decode_mode mode, struct sp__event *ev,
 		     struct sp_diag *diag)
 {
-	struct rd r = {
-		.buf = cur->buf,
-		.len = cur->len,
-		.pos = cur->pos,
-		.start = cur->pos,
-		.offset = cur->offset,
-		.diag = diag,
-	};
+	struct sp__sample_rec rec;
+	struct rd r;
 	int err;
 
-	if (r.pos >= r.len)
+	if (cur->pos >= cur->len)
 		return SP_ETRUNCATED;
+	if (sp__spool_decode_samples(spool, cur, &rec, 1) == 1) {
+		const struct sp_thread *t =
+			sp__vec_at(&spool->threads, rec.thread);
+
+		ev->tag = SP_TAG_SAMPLE;
+		ev->id = 0;
+		ev->u.sample.timestamp_ns = rec.timestamp_ns;
+		ev->u.sample.pid = t->pid;
+		ev->u.sample.tid = t->tid;
+		ev->u.sample.thread = rec.thread;
+		ev->u.sample.stack = rec.stack;
+		return 0;
+	}
+	r.buf = cur->buf;
+	r.len = cur->len;
+	r.pos = cur->pos;
+	r.start = cur->pos;
+	r.offset = cur->offset;
+	r.diag = diag;
 	ev->tag = r.buf[r.pos++];
 	ev->id = 0;
 	err = decode_body(spool, cur, &r, mode == SP_DECODE_APPLY, ev);

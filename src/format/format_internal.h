@@ -92,6 +92,13 @@ struct sp__cursor {
 	uint64_t last_ns;
 };
 
+/* A sample as stored: pid and tid live in the thread table. */
+struct sp__sample_rec {
+	uint64_t timestamp_ns;
+	uint32_t thread;
+	uint32_t stack;
+};
+
 /* What one decoded record was. */
 struct sp__event {
 	uint8_t tag;
@@ -134,6 +141,18 @@ enum sp__decode_mode {
 int sp__spool_decode(struct sp_spool *spool, struct sp__cursor *cur,
 		     enum sp__decode_mode mode, struct sp__event *ev,
 		     struct sp_diag *diag);
+
+/*
+ * Decodes a run of consecutive, well-formed sample records at cur->pos
+ * into @out (at most @cap), advancing the cursor and its baseline. Stops
+ * at the first record that is not a sample, lies within 31 bytes of the
+ * end, or fails a check; sp__spool_decode() then handles that record (and
+ * reports its exact error). Returns the number decoded. The spool's
+ * first-sample anchor is not updated here.
+ */
+size_t sp__spool_decode_samples(const struct sp_spool *spool,
+				struct sp__cursor *cur,
+				struct sp__sample_rec *out, size_t cap);
 
 /* Records the first sample timestamp for §8 (first sample in file order). */
 static inline void sp__spool_note_sample(struct sp_spool *spool, uint64_t ts)

@@ -20,18 +20,18 @@
  * before sp_snapshot_open() returns. After that the object is immutable
  * and safe to share between threads.
  *
- *   samples[]  compact {timestamp, thread, stack}; pid/tid come from the
- *              thread table when a sample is read
+ *   blocks[]  -> [SAMPLE_BLOCK x {timestamp, thread, stack}] ...
+ *
+ * Samples are compact (pid/tid come from the thread table when a sample
+ * is read) and stored in fixed blocks, so growing never copies them.
  */
-struct snap_sample {
-	uint64_t timestamp_ns;
-	uint32_t thread;
-	uint32_t stack;
-};
+#define SAMPLE_BLOCK_SHIFT 16
+#define SAMPLE_BLOCK ((size_t)1 << SAMPLE_BLOCK_SHIFT)
 
 struct sp_snapshot {
 	struct sp_spool spool;
-	struct sp__vec samples; /* struct snap_sample */
+	struct sp__vec blocks; /* struct sp__sample_rec *, SAMPLE_BLOCK each */
+	size_t nsamples;
 	uint64_t byte_size;
 	bool recovered;
 };
@@ -57,16 +57,66 @@ static int read_opts(const struct sp_reader_opts *opts,
 	return o->flags & ~SP_READER_OWNS_FILE ? -EINVAL : 0;
 }
 
-static int push_sample(struct sp_snapshot *s, const struct sp_sample *smp)
+/* Room for at least one more sample; returns the next free slot. */
+static struct sp__sample_rec *sample_slot(struct sp_snapshot *s,
+					  size_t *room)
 {
-	struct snap_sample c = {
-		.timestamp_ns = smp->timestamp_ns,
-		.thread = smp->thread,
-		.stack = smp->stack,
-	};
+	size_t slot = s->nsamples & (SAMPLE_BLOCK - 1);
+	struct sp__sample_rec *block;
 
-	sp__spool_note_sample(&s->spool, smp->timestamp_ns);
-	return sp__vec_push(&s->samples, &s->spool.mem, &c);
+	if (slot == 0) {
+		if (sp__vec_reserve(&s->blocks, &s->spool.mem, 1))
+			return NULL;
+		block = sp__mem_alloc(&s->spool.mem,
+				      SAMPLE_BLOCK * sizeof(*block));
+		if (!block)
+			return NULL;
+		sp__vec_push(&s->blocks, &s->spool.mem, &block);
+	}
+	block = ((struct sp__sample_rec **)
+			 s->blocks.data)[s->nsamples >> SAMPLE_BLOCK_SHIFT];
+	*room = SAMPLE_BLOCK - slot;
+	return block + slot;
+}
+
+/*
+ * Decodes samples straight into the block storage: plain runs through the
+ * batch decoder, and one record through the general decoder (@ev) when it
+ * was a sample the batch decoder left alone.
+ */
+static int push_samples(struct sp_snapshot *s, struct sp__cursor *cur,
+			const struct sp__event *ev)
+{
+	struct sp__sample_rec *slot;
+	size_t room, n;
+
+	do {
+		slot = sample_slot(s, &room);
+		if (!slot)
+			return -ENOMEM;
+		if (ev) {
+			slot->timestamp_ns = ev->u.sample.timestamp_ns;
+			slot->thread = ev->u.sample.thread;
+			slot->stack = ev->u.sample.stack;
+			n = 1;
+			ev = NULL;
+		} else {
+			n = sp__spool_decode_samples(&s->spool, cur, slot,
+						     room);
+		}
+		if (n && s->nsamples == 0)
+			sp__spool_note_sample(&s->spool, slot->timestamp_ns);
+		s->nsamples += n;
+	} while (n == room);
+	return 0;
+}
+
+static const struct sp__sample_rec *sample_at(const struct sp_snapshot *s,
+					   size_t i)
+{
+	const struct sp__sample_rec *const *blocks = s->blocks.data;
+
+	return &blocks[i >> SAMPLE_BLOCK_SHIFT][i & (SAMPLE_BLOCK - 1)];
 }
 
 /* Decodes all records of buf[0..len), which is the whole stream. */
@@ -90,6 +140,11 @@ static int parse(struct sp_snapshot *s, const uint8_t *buf, size_t len,
 		return n;
 	cur.pos = (size_t)n;
 	while (cur.pos < len) {
+		err = push_samples(s, &cur, NULL);
+		if (err)
+			return err;
+		if (cur.pos >= len)
+			break;
 		err = sp__spool_decode(&s->spool, &cur, SP_DECODE_APPLY, &ev,
 				       o->diag);
 		if (err == SP_ETRUNCATED) {
@@ -103,7 +158,7 @@ static int parse(struct sp_snapshot *s, const uint8_t *buf, size_t len,
 		if (err)
 			return err;
 		if (ev.tag == SP_TAG_SAMPLE) {
-			err = push_sample(s, &ev.u.sample);
+			err = push_samples(s, &cur, &ev);
 			if (err)
 				return err;
 		}
@@ -123,7 +178,7 @@ static int snapshot_new(const struct sp_reader_opts *o,
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
 	sp__spool_init(&s->spool, &mem, true);
-	sp__vec_init(&s->samples, sizeof(struct snap_sample));
+	sp__vec_init(&s->blocks, sizeof(struct sp__sample_rec *));
 	*out = s;
 	return 0;
 }
@@ -212,11 +267,16 @@ out_close:
 SP_API void sp_snapshot_close(struct sp_snapshot *snapshot)
 {
 	struct sp__mem mem;
+	size_t i;
 
 	if (!snapshot)
 		return;
 	mem = snapshot->spool.mem;
-	sp__vec_fini(&snapshot->samples, &mem);
+	for (i = 0; i < snapshot->blocks.len; i++)
+		sp__mem_free(&mem,
+			     ((struct sp__sample_rec **)snapshot->blocks.data)[i],
+			     SAMPLE_BLOCK * sizeof(struct sp__sample_rec));
+	sp__vec_fini(&snapshot->blocks, &mem);
 	sp__spool_fini(&snapshot->spool);
 	sp__mem_free(&mem, snapshot, sizeof(*snapshot));
 }
@@ -229,18 +289,18 @@ sp_snapshot_spool(const struct sp_snapshot *snapshot)
 
 SP_API size_t sp_snapshot_sample_count(const struct sp_snapshot *snapshot)
 {
-	return snapshot->samples.len;
+	return snapshot->nsamples;
 }
 
 SP_API int sp_snapshot_sample(const struct sp_snapshot *snapshot, size_t index,
 			      struct sp_sample *out)
 {
-	const struct snap_sample *c;
+	const struct sp__sample_rec *c;
 	const struct sp_thread *t;
 
-	if (index >= snapshot->samples.len)
+	if (index >= snapshot->nsamples)
 		return -EINVAL;
-	c = sp__vec_at(&snapshot->samples, index);
+	c = sample_at(snapshot, index);
 	t = sp__vec_at(&snapshot->spool.threads, c->thread);
 	out->timestamp_ns = c->timestamp_ns;
 	out->pid = t->pid;
