@@ -288,7 +288,7 @@ static int decode_module(struct sp_spool *s, struct rd *r,
 			 struct sp__event *ev)
 {
 	struct module_fields f;
-	uint32_t id;
+	uint32_t id = 0;
 	int err;
 
 	err = get_dense_id(r, "module", s->modules.len, &id);
@@ -342,7 +342,7 @@ static int decode_frame(struct sp_spool *s, struct rd *r, struct sp__event *ev)
 {
 	struct sp__frame f;
 	uint64_t kind, addr;
-	uint32_t id;
+	uint32_t id = 0;
 	int err;
 
 	err = get_dense_id(r, "frame", s->frames.len, &id);
@@ -366,7 +366,7 @@ static int decode_stack(struct sp_spool *s, struct rd *r, struct sp__event *ev)
 {
 	struct sp_stack_node n;
 	uint64_t parent, frame;
-	uint32_t id;
+	uint32_t id = 0;
 	int err;
 
 	err = get_dense_id(r, "stack", s->stacks.len, &id);
@@ -397,7 +397,7 @@ static int decode_thread(struct sp_spool *s, struct rd *r,
 {
 	struct sp_thread t;
 	uint64_t tid;
-	uint32_t id;
+	uint32_t id = 0;
 	int err;
 
 	err = get_dense_id(r, "thread", s->threads.len, &id);
