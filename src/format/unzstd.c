@@ -3,6 +3,7 @@
 #include <errno.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_customMem: allocate through the hook */
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <stackpulse/error.h>
 
@@ -99,8 +100,12 @@ int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
 		ob.size = out->cap - out->len;
 		ob.pos = 0;
 		ret = ZSTD_decompressStream(z->dctx, &ob, &ib);
+		/* A failed workspace allocation is memory, not data. */
 		if (ZSTD_isError(ret))
-			return SP_EZSTD;
+			return ZSTD_getErrorCode(ret) ==
+					       ZSTD_error_memory_allocation
+				       ? -ENOMEM
+				       : SP_EZSTD;
 		out->len += ob.pos;
 		if (ib.pos == ib.size && ob.pos < ob.size)
 			break;

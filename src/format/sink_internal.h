@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal layout of struct sp_sink, shared by sink.c and sink_zstd.c. */
+#ifndef SP_FORMAT_SINK_INTERNAL_H
+#define SP_FORMAT_SINK_INTERNAL_H
+
+#include <stdbool.h>
+
+#include <stackpulse/sink.h>
+
+#include "mem.h"
+
+/*
+ * Every sink, built-in or caller-defined, is a callback table plus its
+ * context: the memory, fd and zstd sinks are just private tables in
+ * sink.c and sink_zstd.c. The generic layer adds what all of them share:
+ * the "finished" state (writes after sp_sink_finish() fail with -EPIPE)
+ * and the allocator the handle itself came from.
+ *
+ * Retry contract (relied on by the writer): when a write fails, the next
+ * write offers the same bytes again, possibly followed by more. Sinks
+ * that can fail half-way (fd, zstd) use this to resume where they stopped
+ * instead of duplicating output.
+ */
+struct sp_sink {
+	const struct sp_sink_ops *ops;
+	void *ctx;
+	struct sp__mem mem;
+	bool finished;
+};
+
+/*
+ * Wraps @ops/@ctx in a new handle allocated from @mem. On failure returns
+ * -ENOMEM and does not touch @ctx (the caller still owns it).
+ */
+int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
+		 const struct sp__mem *mem, struct sp_sink **out);
+
+#endif /* SP_FORMAT_SINK_INTERNAL_H */

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/* Sample records: frame, stack-node and thread interning (SPULSE3 §7). */
+
+/*
+ * A sample with frames [f0 (leaf) ... fn (root)] is written as
+ *
+ *   F S F S ... (root to leaf, each only if new)  [T if new]  sample
+ *
+ *   tag 2   U frame_id U kind U address   kind 2m pinned to module m
+ *                                         (address = file-relative ip),
+ *                                         1 user / 3 kernel unpinned
+ *                                         (address = absolute ip),
+ *                                         5 marker (address 0)
+ *   tag 3   U node_id U parent (0xFFFFFFFF for a root) U frame_id
+ *   tag 4   U thread_index S pid U tid
+ *   tag 5   S delta_ns U thread_index U leaf_node_id
+ *
+ * Hot path: profilers see the same stacks over and over, and once every
+ * frame, node and the thread of a stack are known, writing it emits only
+ * the 5-byte-ish sample record. A direct-mapped whole-stack memo (hash of
+ * the raw frame array -> leaf node id, verified by comparing the stored
+ * frames) skips the per-frame walk in that case, so the hot path is one
+ * hash, one memcmp and no allocation. The output is unchanged because a
+ * fully known stack defines nothing. Entries containing unpinned frames
+ * carry the unpinned-cache generation and die with it; entries of pinned
+ * frames and markers stay valid forever (their caches are never cleared).
+ *
+ * Slow path, all or nothing: validate every frame, check the id limits
+ * (exactly, with a dry run only when the limit is near), reserve table and
+ * chunk space for the worst case, then walk and encode, which can no
+ * longer fail.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <stackpulse/error.h>
+
+#include "writer_internal.h"
+
+#define MEMO_SLOTS 1024	   /* power of two */
+#define MEMO_MAX_DEPTH 512 /* deeper stacks are not memoized */
+
+struct sp__memo_entry {
+	uint64_t hash;
+	uint64_t gen; /* unpinned generation, 0 = only pinned frames/markers */
+	struct sp_frame *frames;
+	uint32_t nframes; /* 0 = empty slot */
+	uint32_t cap;
+	uint32_t leaf;
+};
+
+struct sp__memo {
+	struct sp__memo_entry slot[MEMO_SLOTS];
+};
+
+/* ---- frames ---- */
+
+static bool frame_is_unpinned(const struct sp_frame *f)
+{
+	return f->mode != SP_FRAME_TRUNCATED && f->module_id == SP_NO_MODULE;
+}
+
+/* Builds the §7 rule 3 intern key of a validated frame. */
+static void frame_key(const struct sp_frame *f, uint64_t key[3])
+{
+	if (frame_is_unpinned(f)) {
+		key[0] = f->mode;
+		key[1] = f->abs_ip;
+		key[2] = 0;
+		return;
+	}
+	key[0] = f->module_id | (uint64_t)f->mode << 32;
+	key[1] = f->file_relative_ip;
+	key[2] = f->abs_ip;
+}
+
+static struct sp__map *frame_map(struct sp_writer *w, const struct sp_frame *f)
+{
+	return frame_is_unpinned(f) ? &w->unpinned : &w->pinned;
+}
+
+/* §5.2 reader checks, so the writer never produces a file it rejects. */
+static int frame_check(const struct sp_writer *w, const struct sp_frame *f)
+{
+	const struct sp__wmodule *m;
+	uint64_t rel = f->file_relative_ip;
+
+	if (f->mode == SP_FRAME_TRUNCATED) {
+		if (f->abs_ip || rel || f->module_id != SP_NO_MODULE)
+			return -EINVAL;
+		return 0;
+	}
+	if (f->mode != SP_FRAME_USER && f->mode != SP_FRAME_KERNEL)
+		return -EINVAL;
+	if (f->module_id == SP_NO_MODULE)
+		return 0;
+	if (f->module_id >= w->modules.len)
+		return -EINVAL;
+	m = sp__vec_at(&w->modules, f->module_id);
+	if (rel < m->file_offset || m->end < m->start ||
+	    rel - m->file_offset >= m->end - m->start)
+		return -EINVAL;
+	return 0;
+}
+
+static int frames_check(const struct sp_writer *w,
+			const struct sp_frame *frames, size_t n,
+			size_t *nunpinned)
+{
+	size_t i;
+	int err;
+
+	*nunpinned = 0;
+	for (i = 0; i < n; i++) {
+		err = frame_check(w, &frames[i]);
+		if (err)
+			return err;
+		*nunpinned += frame_is_unpinned(&frames[i]);
+	}
+	return 0;
+}
+
+static bool frame_lookup(struct sp_writer *w, const struct sp_frame *f,
+			 uint32_t *id)
+{
+	uint64_t key[3];
+
+	frame_key(f, key);
+	return sp__map_get(frame_map(w, f), key, sp__map_hash(key), id);
+}
+
+static void frame_encode(struct sp_writer *w, const struct sp_frame *f,
+			 uint32_t id)
+{
+	sp__writer_byte(w, 2);
+	sp__writer_u(w, id);
+	if (f->mode == SP_FRAME_TRUNCATED) {
+		sp__writer_u(w, 5); /* §7 rule 8: kind 5, address 0 */
+		sp__writer_u(w, 0);
+	} else if (f->module_id != SP_NO_MODULE) {
+		sp__writer_u(w, (uint64_t)f->module_id * 2);
+		sp__writer_u(w, f->file_relative_ip);
+	} else {
+		sp__writer_u(w, f->mode == SP_FRAME_KERNEL ? 3 : 1);
+		sp__writer_u(w, f->abs_ip);
+	}
+}
+
+/* Interns @f, emitting its record if new. Table space is reserved. */
+static uint32_t frame_intern(struct sp_writer *w, const struct sp_frame *f)
+{
+	struct sp__map *map = frame_map(w, f);
+	uint64_t key[3], hash;
+	uint32_t id;
+
+	frame_key(f, key);
+	hash = sp__map_hash(key);
+	if (sp__map_get(map, key, hash, &id))
+		return id;
+	id = w->frame_count++;
+	frame_encode(w, f, id);
+	(void)sp__map_put(map, &w->mem, key, hash, id);
+	return id;
+}
+
+/* ---- stack nodes and threads ---- */
+
+static bool node_lookup(const struct sp_writer *w, uint32_t parent,
+			uint32_t frame, uint32_t *id)
+{
+	uint64_t key[3] = { parent, frame, 0 };
+
+	return sp__map_get(&w->nodes, key, sp__map_hash(key), id);
+}
+
+static uint32_t node_intern(struct sp_writer *w, uint32_t parent,
+			    uint32_t frame)
+{
+	uint64_t key[3] = { parent, frame, 0 };
+	uint64_t hash = sp__map_hash(key);
+	uint32_t id;
+
+	if (sp__map_get(&w->nodes, key, hash, &id))
+		return id;
+	id = w->node_count++;
+	sp__writer_byte(w, 3);
+	sp__writer_u(w, id);
+	sp__writer_u(w, parent);
+	sp__writer_u(w, frame);
+	(void)sp__map_put(&w->nodes, &w->mem, key, hash, id);
+	return id;
+}
+
+/* Walks root (last) to leaf (first); returns the leaf node id. */
+static uint32_t stack_intern(struct sp_writer *w, const struct sp_frame *frames,
+			     size_t n)
+{
+	uint32_t parent = SP_NO_PARENT;
+
+	while (n-- > 0)
+		parent = node_intern(w, parent, frame_intern(w, &frames[n]));
+	return parent;
+}
+
+static bool thread_known(struct sp_writer *w, int32_t pid, int32_t tid,
+			 uint32_t *index)
+{
+	uint64_t key[3] = { (uint32_t)pid, (uint32_t)tid, 0 };
+
+	if (w->last_thread != UINT32_MAX && w->last_pid == pid &&
+	    w->last_tid == tid) {
+		*index = w->last_thread;
+		return true;
+	}
+	if (!sp__map_get(&w->threads, key, sp__map_hash(key), index))
+		return false;
+	w->last_pid = pid;
+	w->last_tid = tid;
+	w->last_thread = *index;
+	return true;
+}
+
+static uint32_t thread_intern(struct sp_writer *w, int32_t pid, int32_t tid)
+{
+	uint64_t key[3] = { (uint32_t)pid, (uint32_t)tid, 0 };
+	uint32_t index;
+
+	if (thread_known(w, pid, tid, &index))
+		return index;
+	index = w->thread_count++;
+	sp__writer_byte(w, 4);
+	sp__writer_u(w, index);
+	sp__writer_s(w, pid);
+	sp__writer_u(w, (uint32_t)tid);
+	(void)sp__map_put(&w->threads, &w->mem, key, sp__map_hash(key), index);
+	return index;
+}
+
+/* ---- id limits (§7 rule 7) ---- */
+
+/*
+ * Dry run of stack_intern(): counts the stack nodes the sample would
+ * define. Once one node is new, every node below it is new too. Frames
+ * need no count of their own: each new frame id is followed by a new node
+ * (no node can name it yet), so frame_count <= node_count always holds and
+ * a sample's new frames never outnumber its new nodes; the node limit is
+ * reached first.
+ */
+static uint64_t count_new_nodes(struct sp_writer *w,
+				const struct sp_frame *frames, size_t n)
+{
+	uint32_t parent = SP_NO_PARENT, frame;
+	size_t i = n;
+
+	while (i-- > 0) {
+		if (!frame_lookup(w, &frames[i], &frame) ||
+		    !node_lookup(w, parent, frame, &parent))
+			return i + 1;
+	}
+	return 0;
+}
+
+/* §7 rule 7: exact check, with a dry run only when the limit is near. */
+static int ids_check(struct sp_writer *w, const struct sp_frame *frames,
+		     size_t n, int32_t pid, int32_t tid)
+{
+	uint64_t limit = w->id_limit, new_nodes = n, new_threads = 1;
+	uint32_t index;
+
+	if (w->node_count + new_nodes <= limit &&
+	    w->thread_count + new_threads <= limit)
+		return 0;
+	new_nodes = count_new_nodes(w, frames, n);
+	new_threads = !thread_known(w, pid, tid, &index);
+	if (w->node_count + new_nodes > limit ||
+	    w->thread_count + new_threads > limit)
+		return SP_EIDSPACE;
+	return 0;
+}
+
+/* ---- whole-stack memo ---- */
+
+static uint64_t memo_hash(const struct sp_frame *f, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), x;
+	size_t i;
+
+	/* One multiply on the dependency chain per frame; memcmp verifies. */
+	for (i = 0; i < n; i++) {
+		x = f[i].abs_ip ^
+		    (f[i].file_relative_ip * 0xff51afd7ed558ccdull) ^
+		    ((uint64_t)f[i].module_id << 32 | f[i].mode);
+		h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h ^ (h >> 32);
+}
+
+static bool memo_find(const struct sp_writer *w, const struct sp_frame *frames,
+		      size_t n, uint64_t hash, uint32_t *leaf)
+{
+	const struct sp__memo_entry *e;
+
+	if (!w->memo)
+		return false;
+	e = &w->memo->slot[hash & (MEMO_SLOTS - 1)];
+	if (e->hash != hash || e->nframes != n ||
+	    (e->gen != 0 && e->gen != w->unpinned_gen) ||
+	    memcmp(e->frames, frames, n * sizeof(*frames)) != 0)
+		return false;
+	*leaf = e->leaf;
+	return true;
+}
+
+/* Remembers a written stack. Best effort: failing to allocate only skips it. */
+static void memo_store(struct sp_writer *w, const struct sp_frame *frames,
+		       size_t n, uint64_t hash, uint32_t leaf, bool unpinned)
+{
+	struct sp__memo_entry *e;
+	struct sp_frame *copy;
+	size_t cap = (n + 15) & ~(size_t)15;
+
+	if (n > MEMO_MAX_DEPTH)
+		return;
+	if (!w->memo)
+		w->memo = sp__mem_calloc(&w->mem, 1, sizeof(*w->memo));
+	if (!w->memo)
+		return;
+	e = &w->memo->slot[hash & (MEMO_SLOTS - 1)];
+	if (e->cap < n) {
+		copy = sp__mem_alloc(&w->mem, cap * sizeof(*copy));
+		e->nframes = 0;
+		if (!copy)
+			return;
+		sp__mem_free(&w->mem, e->frames, e->cap * sizeof(*copy));
+		e->frames = copy;
+		e->cap = (uint32_t)cap;
+	}
+	memcpy(e->frames, frames, n * sizeof(*frames));
+	e->hash = hash;
+	e->gen = unpinned ? w->unpinned_gen : 0;
+	e->nframes = (uint32_t)n;
+	e->leaf = leaf;
+}
+
+void sp__writer_memo_free(struct sp_writer *w)
+{
+	size_t i;
+
+	if (!w->memo)
+		return;
+	for (i = 0; i < MEMO_SLOTS; i++)
+		sp__mem_free(&w->mem, w->memo->slot[i].frames,
+			     w->memo->slot[i].cap * sizeof(struct sp_frame));
+	sp__mem_free(&w->mem, w->memo, sizeof(*w->memo));
+	w->memo = NULL;
+}
+
+/* ---- samples ---- */
+
+/* §5.5/§7 rule 6: the exact delta must fit int64. */
+static bool delta_of(uint64_t last, uint64_t ts, int64_t *delta)
+{
+	uint64_t d;
+
+	if (ts >= last) {
+		d = ts - last;
+		*delta = (int64_t)d;
+		return d <= INT64_MAX;
+	}
+	d = last - ts;
+	if (d > (uint64_t)INT64_MAX + 1)
+		return false;
+	*delta = -(int64_t)(d - 1) - 1;
+	return true;
+}
+
+static void sample_encode(struct sp_writer *w, int64_t delta, uint32_t thread,
+			  uint32_t leaf)
+{
+	sp__writer_byte(w, 5);
+	sp__writer_s(w, delta);
+	sp__writer_u(w, thread);
+	sp__writer_u(w, leaf);
+}
+
+/* Reserves everything a sample with @n new frames and nodes could need. */
+static int sample_reserve(struct sp_writer *w, size_t n, size_t nunpinned)
+{
+	const size_t per_frame = SP_REC_FRAME_MAX + SP_REC_NODE_MAX;
+	int err = 0;
+
+	if (n > (SIZE_MAX - SP_REC_THREAD_MAX - SP_REC_SAMPLE_MAX) / per_frame)
+		return -ENOMEM;
+	if (n > nunpinned)
+		err = sp__map_reserve(&w->pinned, &w->mem, n - nunpinned);
+	if (!err && nunpinned)
+		err = sp__map_reserve(&w->unpinned, &w->mem, nunpinned);
+	if (!err)
+		err = sp__map_reserve(&w->nodes, &w->mem, n);
+	if (!err)
+		err = sp__map_reserve(&w->threads, &w->mem, 1);
+	if (err)
+		return err;
+	return sp__writer_reserve(w, n * per_frame + SP_REC_THREAD_MAX +
+					     SP_REC_SAMPLE_MAX);
+}
+
+static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
+		       int32_t pid, int32_t tid, const struct sp_frame *frames,
+		       size_t n, uint64_t hash)
+{
+	size_t nunpinned;
+	uint32_t leaf, thread;
+	int err;
+
+	err = frames_check(w, frames, n, &nunpinned);
+	if (!err)
+		err = ids_check(w, frames, n, pid, tid);
+	if (!err)
+		err = sample_reserve(w, n, nunpinned);
+	if (err)
+		return err;
+	leaf = stack_intern(w, frames, n);
+	thread = thread_intern(w, pid, tid);
+	sample_encode(w, delta, thread, leaf);
+	w->last_ns = ts;
+	memo_store(w, frames, n, hash, leaf, nunpinned > 0);
+	return 0;
+}
+
+SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
+			    int32_t pid, int32_t tid,
+			    const struct sp_frame *frames, size_t nframes)
+{
+	uint32_t leaf, thread;
+	int64_t delta;
+	uint64_t hash;
+	int err;
+
+	if (!w || pid < 1 || tid < 1 || (!frames && nframes))
+		return -EINVAL;
+	if (w->finished)
+		return -EPIPE;
+	if (nframes == 0)
+		return 0;
+	if (!delta_of(w->last_ns, timestamp_ns, &delta))
+		return SP_EDELTA;
+	hash = memo_hash(frames, nframes);
+	if (!memo_find(w, frames, nframes, hash, &leaf) ||
+	    !thread_known(w, pid, tid, &thread))
+		return sample_slow(w, timestamp_ns, delta, pid, tid, frames,
+				   nframes, hash);
+	err = sp__writer_reserve(w, SP_REC_SAMPLE_MAX);
+	if (err)
+		return err;
+	sample_encode(w, delta, thread, leaf);
+	w->last_ns = timestamp_ns;
+	return 0;
+}
