@@ -20,6 +20,8 @@
 struct sp__unzstd {
 	struct sp__mem mem;
 	ZSTD_DCtx *dctx;
+	/* The last call stopped with decoded bytes possibly still inside. */
+	bool pending;
 };
 
 static void *zalloc(void *opaque, size_t size)
@@ -54,6 +56,7 @@ int sp__unzstd_new(const struct sp__mem *mem, struct sp__unzstd **out)
 	if (!z)
 		return -ENOMEM;
 	z->mem = *mem;
+	z->pending = false;
 	cm.customAlloc = zalloc;
 	cm.customFree = zfree;
 	cm.opaque = &z->mem;
@@ -77,6 +80,7 @@ void sp__unzstd_free(struct sp__unzstd *z)
 void sp__unzstd_reset(struct sp__unzstd *z)
 {
 	ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
+	z->pending = false;
 }
 
 int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
@@ -90,6 +94,13 @@ int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
 	 * they are flushed by further calls, also with empty input. A call
 	 * that leaves room in the output buffer has flushed everything.
 	 */
+	/*
+	 * zstd fails after 16 calls in a row that make no progress, so an
+	 * idle reader polling with no new input must not call it at all.
+	 */
+	if (len == 0 && !z->pending)
+		return 0;
+	z->pending = true;
 	while (out->len < want) {
 		ZSTD_outBuffer ob;
 		size_t ret;
@@ -107,8 +118,10 @@ int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
 				       ? -ENOMEM
 				       : SP_EZSTD;
 		out->len += ob.pos;
-		if (ib.pos == ib.size && ob.pos < ob.size)
+		if (ib.pos == ib.size && ob.pos < ob.size) {
+			z->pending = false;
 			break;
+		}
 	}
 	return ib.pos > INT32_MAX ? INT32_MAX : (int)ib.pos;
 }
