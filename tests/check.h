@@ -20,10 +20,11 @@
 #define T_EXIT_SKIP 77
 
 static inline void check_fail_u(const char *file, int line, const char *a,
-				 const char *b, uint64_t va, uint64_t vb)
+				const char *b, uint64_t va, uint64_t vb)
 {
-	fprintf(stderr, "%s:%d: CHECK_EQ(%s, %s) failed: %" PRIu64
-			" (0x%" PRIx64 ") != %" PRIu64 " (0x%" PRIx64 ")\n",
+	fprintf(stderr,
+		"%s:%d: CHECK_EQ(%s, %s) failed: %" PRIu64 " (0x%" PRIx64
+		") != %" PRIu64 " (0x%" PRIx64 ")\n",
 		file, line, a, b, va, va, vb, vb);
 	exit(T_EXIT_FAIL);
 }
@@ -52,8 +53,8 @@ static inline void check_ok(const char *file, int line, const char *expr,
 			    long long err)
 {
 	if (err < 0) {
-		fprintf(stderr, "%s:%d: CHECK_OK(%s) failed: %lld (%s)\n",
-			file, line, expr, err, sp_strerror((int)err));
+		fprintf(stderr, "%s:%d: CHECK_OK(%s) failed: %lld (%s)\n", file,
+			line, expr, err, sp_strerror((int)err));
 		exit(T_EXIT_FAIL);
 	}
 }
@@ -88,16 +89,16 @@ static inline void check_mem(const char *file, int line, const void *a,
 }
 
 /* Unsigned/pointer-sized equality. */
-#define CHECK_EQ(a, b)                                                        \
+#define CHECK_EQ(a, b)                                                         \
 	check_eq_u(__FILE__, __LINE__, #a, #b, (uint64_t)(a), (uint64_t)(b))
 /* Signed equality (error codes, pids); prints sp_strerror of both. */
-#define CHECK_EQ_INT(a, b)                                                    \
+#define CHECK_EQ_INT(a, b)                                                     \
 	check_eq_i(__FILE__, __LINE__, #a, #b, (int64_t)(a), (int64_t)(b))
 /* The expression is a stackpulse return value that must be >= 0. */
 #define CHECK_OK(err) check_ok(__FILE__, __LINE__, #err, (long long)(err))
 #define CHECK(expr) check_true(__FILE__, __LINE__, #expr, !!(expr))
 #define CHECK_PTR(p) check_true(__FILE__, __LINE__, #p " != NULL", (p) != NULL)
-#define CHECK_MEM(a, alen, b, blen)                                           \
+#define CHECK_MEM(a, alen, b, blen)                                            \
 	check_mem(__FILE__, __LINE__, (a), (alen), (b), (blen))
 
 #endif /* SP_TESTS_CHECK_H */

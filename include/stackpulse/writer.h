@@ -53,7 +53,8 @@ struct sp_writer_opts {
  * Caller owns the result; free it with sp_writer_free().
  * Thread: any. Allocates: yes. Blocks: sink-dependent.
  */
-SP_API int sp_writer_new(struct sp_sink *sink, const struct sp_writer_opts *opts,
+SP_API int sp_writer_new(struct sp_sink *sink,
+			 const struct sp_writer_opts *opts,
 			 struct sp_writer **out);
 
 /**

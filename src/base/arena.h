@@ -20,7 +20,7 @@ struct sp__arena_block;
 
 struct sp__arena {
 	struct sp__arena_block *head;
-	size_t used; /* bytes used in head */
+	size_t used;  /* bytes used in head */
 	size_t total; /* bytes handed out, all blocks */
 };
 

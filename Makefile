@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+# Developer entry points. meson/ninja do the real work; these targets only
+# install dependencies, configure the right build directory and run things
+# in a fixed order, so a fresh machine needs just `make demo` or `make test`.
+#
+#   make build         configure and build $(BUILD) (default: build/)
+#   make test          build, run every test suite, print "N passed, N failed"
+#   make asan          the same with clang + ASan + UBSan in $(ASAN_BUILD)
+#   make demo          generate a spool, check it and dump it with spulse
+#   make bench         run the bench/ programs (JSON lines on stdout)
+#   make fuzz          run each libFuzzer binary of $(ASAN_BUILD) briefly
+#   make format        clang-format every C file in place
+#   make format-check  fail if any C file is not formatted
+#   make clean         remove the build directories and out/
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+MESON_OPTS ?=
+FUZZ_SECONDS ?= 30
+# Words put in front of the summary line (.ci/run sets it).
+LABEL ?=
+
+ASAN_MESON_OPTS = --buildtype=debug -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dmimalloc=disabled -Dfuzzing=true
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Instrumented debug code is several times slower than the normal build.
+ASAN_TEST_ARGS = --timeout-multiplier 4
+
+FORMAT_DIRS = $(wildcard src include tools tests bench examples)
+FORMAT_FILES = find $(FORMAT_DIRS) -path tests/corpus -prune -o -type f \
+	\( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -print | sort
+
+SPOOL_GEN = $(BUILD)/bench/spool_gen
+SPULSE = $(BUILD)/tools/spulse/spulse
+
+# $(call meson_setup,DIR,OPTIONS): first setup, or reconfigure so that
+# changed options take effect. Its exit status is the setup's.
+meson_setup = if [ -f $(1)/meson-private/coredata.dat ]; then \
+		{ meson setup --reconfigure $(1) $(2) >$(1)/setup.log 2>&1 && \
+		  echo "meson: reconfigured $(1)"; } || \
+		{ cat $(1)/setup.log; false; }; \
+	else \
+		meson setup $(1) $(2); \
+	fi
+
+# $(call run_tests,DIR,OPTIONS,TEST_ENV,TEST_ARGS): configure, build, test,
+# then always print the summary. The old testlog goes first, so a failed
+# setup or build is counted as a failure, never as stale results.
+run_tests = rm -f $(1)/meson-logs/testlog.json; status=0; \
+	{ $(call meson_setup,$(1),$(2)) && ninja -C $(1) && \
+	  $(3) meson test -C $(1) --print-errorlogs $(4); } || status=1; \
+	python3 scripts/test-summary $(if $(LABEL),--label "$(LABEL)") \
+		$(1)/meson-logs/testlog.json || status=1; \
+	exit $$status
+
+.PHONY: all deps build test asan demo bench fuzz format format-check clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps
+
+build: deps
+	@$(call meson_setup,$(BUILD),$(MESON_OPTS))
+	@ninja -C $(BUILD)
+
+test: deps
+	@$(call run_tests,$(BUILD),$(MESON_OPTS),,)
+
+# clang for both languages: the sanitizer runtimes must match the compiler
+# that instrumented the library.
+asan: deps
+	@export CC=clang CXX=clang++; \
+	$(call run_tests,$(ASAN_BUILD),$(ASAN_MESON_OPTS) $(MESON_OPTS),$(SAN_ENV),$(ASAN_TEST_ARGS))
+
+demo: build
+	@for b in $(SPOOL_GEN) $(SPULSE); do \
+		[ -x $$b ] || { echo "make demo: $$b was not built" \
+			"(is it listed in its meson.build?)" >&2; exit 1; }; \
+	done
+	@mkdir -p out
+	$(SPOOL_GEN) --scenario python_kernel_mix --out out/demo.spool
+	$(SPULSE) check out/demo.spool
+	$(SPULSE) dump out/demo.spool >out/demo.dump
+	@head -n 40 out/demo.dump
+	@echo "... (full dump in out/demo.dump: $$(wc -l <out/demo.dump) lines)"
+
+# Bench programs print one JSON object per line on stdout; the name of each
+# program goes to stderr so stdout stays machine-readable.
+bench: build
+	@found=0; status=0; \
+	for b in $(BUILD)/bench/bench_*; do \
+		[ -f $$b ] && [ -x $$b ] || continue; \
+		found=1; echo "# $$b" >&2; $$b || status=1; \
+	done; \
+	if [ $$found = 0 ]; then \
+		echo "make bench: no bench programs ($(BUILD)/bench/bench_*)" \
+			"built yet; is -Dbench=true?"; \
+	fi; \
+	exit $$status
+
+fuzz:
+	@sh scripts/run-fuzzers $(ASAN_BUILD) $(FUZZ_SECONDS)
+
+format:
+	@$(FORMAT_FILES) | xargs -r clang-format -i
+	@echo "make format: formatted $$($(FORMAT_FILES) | wc -l) files"
+
+format-check:
+	@bad=0; for f in $$($(FORMAT_FILES)); do \
+		clang-format --dry-run -Werror $$f >/dev/null 2>&1 || \
+		{ echo "not formatted: $$f"; bad=$$((bad + 1)); }; \
+	done; \
+	if [ $$bad != 0 ]; then \
+		echo "make format-check: $$bad files differ from .clang-format;" \
+			"run 'make format'"; \
+		exit 1; \
+	fi; \
+	echo "make format-check: ok"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) out
