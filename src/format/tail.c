@@ -134,8 +134,11 @@ static bool batch_add(struct sp_tail *t, const struct sp__event *ev)
 	default:
 		return false;
 	}
-	memcpy((uint32_t *)t->retired_modules.data + t->retired_modules.len,
-	       retired->data, retired->len * sizeof(uint32_t));
+	/* A tag 7 that retired nothing leaves retired->data NULL. */
+	if (retired->len)
+		memcpy((uint32_t *)t->retired_modules.data +
+			       t->retired_modules.len,
+		       retired->data, retired->len * sizeof(uint32_t));
 	t->retired_modules.len += retired->len;
 	return true;
 }
