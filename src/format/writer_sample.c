@@ -100,6 +100,12 @@ static int frame_check(const struct sp_writer *w, const struct sp_frame *f)
 	if (rel < m->file_offset || m->end < m->start ||
 	    rel - m->file_offset >= m->end - m->start)
 		return -EINVAL;
+	/*
+	 * Readers derive the absolute address from the module (§5.2), so an
+	 * inconsistent one would be silently replaced on read-back.
+	 */
+	if (f->abs_ip != m->start + (rel - m->file_offset))
+		return -EINVAL;
 	return 0;
 }
 

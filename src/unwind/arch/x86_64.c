@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* The x86-64 unwind step: apply a CFI row or follow the frame pointer. */
+#include <errno.h>
+
+#include "unwind_internal.h"
+
+/*
+ * Registers are in DWARF numbering (struct sp_regs). One step turns the
+ * registers of a frame into its caller's:
+ *
+ *   CFA  = reg + off, or an expression (PLT, signal trampoline)
+ *   RIP' = *(CFA + ra)           RSP' = CFA
+ *   RBP' = RBP | *(CFA + rbp)    RBX', R12'-R15' per rule (extras)
+ *
+ * Caller-saved registers are unknown in the caller (their valid bits are
+ * cleared) unless a rule restores them, which only signal frames do: the
+ * kernel saved every register in the ucontext on the stack.
+ *
+ * Memory comes only from the stack copy; an address outside it is
+ * SP_SAMPLE_ERR_STACK_TRUNCATED. The CFA of a normal frame must be above
+ * the callee's RSP (the call pushed the return address), which is what
+ * makes every walk end: the stack pointer strictly increases. A signal
+ * frame may jump anywhere (the handler may run on an alternate stack), so
+ * it is exempt; the depth cap bounds a chain of those.
+ *
+ * The frame-pointer step reads the record [RBP] = caller's RBP, [RBP + 8]
+ * = return address, and requires RBP inside the copy, 8-byte aligned and
+ * not below RSP, so garbage registers do not invent frames.
+ */
+
+#define REG_BIT(r) (1u << (r))
+#define CALLEE_SAVED                                                           \
+	(REG_BIT(3) | REG_BIT(SP_X86_64_RBP) | REG_BIT(12) | REG_BIT(13) |     \
+	 REG_BIT(14) | REG_BIT(15))
+#define PC_SP (REG_BIT(SP_X86_64_RIP) | REG_BIT(SP_X86_64_RSP))
+
+uint64_t sp__arch_pc(const struct sp_regs *regs)
+{
+	return regs->r[SP_X86_64_RIP];
+}
+
+uint64_t sp__arch_sp(const struct sp_regs *regs)
+{
+	return regs->r[SP_X86_64_RSP];
+}
+
+int sp__arch_check_regs(const struct sp_regs *regs, enum sp_sample_error *error)
+{
+	if (regs->abi == SP_REGS_ABI_NONE) {
+		*error = SP_SAMPLE_ERR_USER_REGISTERS_MISSING;
+		return -1;
+	}
+	/* A 32-bit task's registers never enter the 64-bit unwinder. */
+	if (regs->abi != SP_REGS_ABI_64 || (regs->valid & PC_SP) != PC_SP) {
+		*error = SP_SAMPLE_ERR_REGISTER_CAPTURE;
+		return -1;
+	}
+	if (regs->r[SP_X86_64_RIP] == 0) {
+		*error = SP_SAMPLE_ERR_RETURN_ADDRESS_NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Starts the caller's registers: callee-saved ones carry over. */
+static void carry_callee_saved(const struct sp_regs *cur, struct sp_regs *next)
+{
+	next->r[3] = cur->r[3];
+	next->r[SP_X86_64_RBP] = cur->r[SP_X86_64_RBP];
+	next->r[12] = cur->r[12];
+	next->r[13] = cur->r[13];
+	next->r[14] = cur->r[14];
+	next->r[15] = cur->r[15];
+	next->valid = cur->valid & CALLEE_SAVED;
+	next->abi = cur->abi;
+}
+
+static int fail_with(struct sp__step_fail *fail, enum sp_sample_error error,
+		     enum sp_unwind_fallback fallback)
+{
+	fail->error = error;
+	fail->fallback = fallback;
+	return -1;
+}
+
+/* base + off with overflow detection. */
+static bool add_off(uint64_t base, int64_t off, uint64_t *out)
+{
+	uint64_t r = base + (uint64_t)off;
+
+	if ((off >= 0 && r < base) || (off < 0 && r > base))
+		return false;
+	*out = r;
+	return true;
+}
+
+static int compute_cfa(const struct sp__cfi_table *table,
+		       const struct sp__cfi_row *row,
+		       const struct sp__stack *stack, const struct sp_regs *cur,
+		       uint64_t *cfa, struct sp__step_fail *fail)
+{
+	int err;
+
+	if (row->cfa_reg == SP__CFA_EXPR) {
+		err = sp__cfi_expr_eval(table, (uint32_t)row->cfa_off, cur,
+					stack, false, 0, cfa);
+		if (err == -ERANGE)
+			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+					 SP_FALLBACK_DWARF_NO_CFA);
+		if (err)
+			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+					 SP_FALLBACK_DWARF_NO_CFA);
+		return 0;
+	}
+	if (row->cfa_reg >= SP_X86_64_NREGS ||
+	    !(cur->valid & REG_BIT(row->cfa_reg)))
+		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				 SP_FALLBACK_DWARF_NO_CFA);
+	if (!add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
+		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				 SP_FALLBACK_DWARF_NO_CFA);
+	return 0;
+}
+
+/* Reads the slot at CFA + off. */
+static int read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
+		   uint64_t *out, struct sp__step_fail *fail,
+		   enum sp_unwind_fallback fallback)
+{
+	uint64_t addr;
+
+	if (!add_off(cfa, off, &addr))
+		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				 fallback);
+	if (sp__stack_read(stack, addr, out))
+		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED, fallback);
+	return 0;
+}
+
+/* Value of one generic rule: 0, 1 (register unknown), or -1 (fail). */
+static int rule_value(const struct sp__cfi_table *table,
+		      const struct sp__cfi_rule *rule,
+		      const struct sp__stack *stack, const struct sp_regs *cur,
+		      uint64_t cfa, uint64_t *out)
+{
+	uint64_t addr;
+
+	switch (rule->kind) {
+	case SP__RULE_AT_CFA:
+		if (!add_off(cfa, rule->off, &addr))
+			return -1;
+		return sp__stack_read(stack, addr, out);
+	case SP__RULE_VAL_CFA:
+		return add_off(cfa, rule->off, out) ? 0 : -1;
+	case SP__RULE_REG:
+		if (!(cur->valid & REG_BIT(rule->reg)))
+			return 1;
+		*out = cur->r[rule->reg];
+		return 0;
+	case SP__RULE_AT_EXPR:
+		if (sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
+				      true, cfa, &addr))
+			return -1;
+		return sp__stack_read(stack, addr, out);
+	case SP__RULE_VAL_EXPR:
+		return sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
+					 true, cfa, out) ?
+			       -1 :
+			       0;
+	default:
+		return 1; /* undefined */
+	}
+}
+
+static int apply_extra(const struct sp__cfi_table *table,
+		       const struct sp__cfi_extra *x,
+		       const struct sp__stack *stack, const struct sp_regs *cur,
+		       uint64_t cfa, struct sp_regs *next,
+		       struct sp__step_fail *fail)
+{
+	uint32_t todo;
+	uint64_t v;
+	unsigned reg;
+	int r;
+
+	if (!(x->mask & REG_BIT(SP_X86_64_RIP)))
+		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+	if (x->rule[SP_X86_64_RIP].kind == SP__RULE_UNDEF)
+		return SP__STEP_END;
+	for (todo = x->mask & ~REG_BIT(SP_X86_64_RSP); todo; todo &= todo - 1) {
+		reg = (unsigned)__builtin_ctz(todo);
+		if (reg >= SP_X86_64_NREGS)
+			break;
+		r = rule_value(table, &x->rule[reg], stack, cur, cfa, &v);
+		if (r < 0 && reg == SP_X86_64_RIP)
+			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		if (r < 0 && reg == SP_X86_64_RBP)
+			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+					 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+		if (r != 0) {
+			next->valid &= ~REG_BIT(reg);
+			continue;
+		}
+		next->r[reg] = v;
+		next->valid |= REG_BIT(reg);
+	}
+	return 0;
+}
+
+static int apply_simple(const struct sp__cfi_row *row,
+			const struct sp__stack *stack, uint64_t cfa,
+			struct sp_regs *next, struct sp__step_fail *fail)
+{
+	if (row->flags & SP__ROW_RA_UNDEF)
+		return SP__STEP_END;
+	if (read_at(stack, cfa, 8 * (int64_t)row->ra, &next->r[SP_X86_64_RIP],
+		    fail, SP_FALLBACK_DWARF_NO_RETURN_ADDRESS))
+		return -1;
+	if (row->flags & SP__ROW_RBP_UNDEF)
+		next->valid &= ~REG_BIT(SP_X86_64_RBP);
+	if ((row->flags & SP__ROW_RBP_SAVED) &&
+	    read_at(stack, cfa, 8 * (int64_t)row->rbp, &next->r[SP_X86_64_RBP],
+		    fail, SP_FALLBACK_DWARF_NO_FRAME_POINTER))
+		return -1;
+	if (row->flags & SP__ROW_RBP_SAVED)
+		next->valid |= REG_BIT(SP_X86_64_RBP);
+	return 0;
+}
+
+/* The checks every step's result must pass. */
+static int check_next(const struct sp_regs *cur, const struct sp_regs *next,
+		      bool signal, struct sp__step_fail *fail)
+{
+	uint64_t sp = cur->r[SP_X86_64_RSP], nsp = next->r[SP_X86_64_RSP];
+
+	if (next->r[SP_X86_64_RIP] == 0)
+		return fail_with(fail, SP_SAMPLE_ERR_RETURN_ADDRESS_NULL,
+				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+	if (signal)
+		return 0;
+	if (nsp < sp)
+		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				 SP_FALLBACK_DWARF_SP_MOVED_BACKWARDS);
+	if (nsp == sp)
+		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+				 SP_FALLBACK_DWARF_DID_NOT_ADVANCE);
+	return 0;
+}
+
+int sp__arch_step_cfi(const struct sp__cfi_table *table,
+		      const struct sp__cfi_row *row,
+		      const struct sp__stack *stack, const struct sp_regs *cur,
+		      struct sp_regs *next, struct sp__step_fail *fail)
+{
+	uint64_t cfa;
+	int r;
+
+	if (compute_cfa(table, row, stack, cur, &cfa, fail))
+		return -1;
+	carry_callee_saved(cur, next);
+	if (row->flags & SP__ROW_EXTRA) {
+		if (row->extra >= table->nextras)
+			return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+					 SP_FALLBACK_DWARF_UNWIND_INFO);
+		r = apply_extra(table, &table->extras[row->extra], stack, cur,
+				cfa, next, fail);
+	} else {
+		r = apply_simple(row, stack, cfa, next, fail);
+	}
+	if (r != 0)
+		return r;
+	next->r[SP_X86_64_RSP] = cfa;
+	next->valid |= PC_SP;
+	return check_next(cur, next, row->flags & SP__ROW_SIGNAL, fail);
+}
+
+int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
+		     struct sp_regs *next, struct sp__step_fail *fail)
+{
+	uint64_t bp = cur->r[SP_X86_64_RBP], caller_bp, ra;
+
+	fail->fallback = SP_FALLBACK_DWARF_NO_FRAME_POINTER;
+	if (!(cur->valid & REG_BIT(SP_X86_64_RBP)))
+		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				 fail->fallback);
+	/* The outermost frame of a frame-pointer chain has RBP = 0. */
+	if (bp == 0)
+		return SP__STEP_END;
+	if (bp < cur->r[SP_X86_64_RSP])
+		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				 fail->fallback);
+	if (bp > UINT64_MAX - 16)
+		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				 fail->fallback);
+	/* A misaligned RBP is not a frame record: it cannot be read as one. */
+	if ((bp & 7) || sp__stack_read(stack, bp, &caller_bp) ||
+	    sp__stack_read(stack, bp + 8, &ra))
+		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				 fail->fallback);
+	carry_callee_saved(cur, next);
+	next->valid |= PC_SP;
+	next->r[SP_X86_64_RBP] = caller_bp;
+	next->r[SP_X86_64_RSP] = bp + 16;
+	next->r[SP_X86_64_RIP] = ra;
+	return check_next(cur, next, false, fail);
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* CFI tables: rows built from libc and from this executable, expressions. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "self.h"
+#include "unwind_internal.h"
+
+/*
+ * The table of libc must describe qsort's first instruction as
+ * CFA = RSP + 8, RA at CFA - 8 (the state right after a call), and the
+ * sp_test_cfa_rbx assembly (self_asm.S) as CFA = RBX + 16 after its
+ * prologue. Expressions are checked by evaluating the PLT rule by hand.
+ */
+
+static struct sp__mem mem;
+
+static struct sp__cfi_table *build_for(uint64_t pc, uint64_t *bias)
+{
+	struct sp__cfi_table *t;
+	struct sp__image *img;
+	struct link_map *lm;
+	Dl_info info;
+	void *extra;
+
+	CHECK(dladdr1((void *)(uintptr_t)pc, &info, &extra, RTLD_DL_LINKMAP) !=
+	      0);
+	lm = extra;
+	*bias = lm->l_addr;
+	CHECK_OK(sp__image_open_path(&mem, info.dli_fname, &img));
+	sp__image_lock(img);
+	CHECK_OK(sp__cfi_table_build(&mem, sp__image_elf(img), &t));
+	sp__image_unlock(img);
+	sp__image_unref(img);
+	CHECK(t->nrows > 0);
+	return t;
+}
+
+static void test_libc(void)
+{
+	uint64_t bias, pc = (uint64_t)(uintptr_t)qsort;
+	const struct sp__cfi_row *row, *prev;
+	struct sp__cfi_table *t = build_for(pc, &bias);
+	size_t i;
+
+	row = sp__cfi_table_find(t, pc - bias);
+	CHECK(row != NULL);
+	CHECK_EQ(row->cfa_reg, SP_X86_64_RSP);
+	CHECK_EQ(row->cfa_off, 8);
+	CHECK(!(row->flags & SP__ROW_EXTRA));
+	CHECK_EQ(row->ra, -1);
+	CHECK(sp__cfi_table_find(t, t->base - 1) == NULL);
+	CHECK(sp__cfi_table_find(t, t->base + t->span) == NULL);
+	CHECK(t->bytes < t->nrows * 20);
+	/* Sorted, strictly increasing, ends with a gap sentinel. */
+	for (i = 1; i < t->nrows; i++) {
+		prev = &t->rows[i - 1];
+		CHECK(prev->pc < t->rows[i].pc);
+	}
+	CHECK_EQ(t->rows[t->nrows - 1].cfa_reg, SP__CFA_NONE);
+	CHECK_EQ(t->rows[t->nrows - 1].pc, t->span);
+	/* Every row is found at its own start. */
+	for (i = 0; i + 1 < t->nrows; i++) {
+		row = sp__cfi_table_find(t, t->base + t->rows[i].pc);
+		if (t->rows[i].cfa_reg == SP__CFA_NONE)
+			CHECK(row == NULL);
+		else
+			CHECK(row == &t->rows[i]);
+	}
+	sp__cfi_table_free(t);
+}
+
+static void test_cfa_rbx(void)
+{
+	uint64_t bias, pc = (uint64_t)(uintptr_t)sp_test_cfa_rbx;
+	const struct sp__cfi_row *row;
+	struct sp__cfi_table *t = build_for(pc, &bias);
+
+	/* push %rbx (1 byte), mov %rsp,%rbx (3 bytes): then CFA = RBX+16. */
+	row = sp__cfi_table_find(t, pc - bias + 4);
+	CHECK(row != NULL);
+	CHECK_EQ(row->cfa_reg, 3);
+	CHECK_EQ(row->cfa_off, 16);
+	CHECK(row->flags & SP__ROW_EXTRA);
+	CHECK_EQ(t->extras[row->extra].rule[3].kind, SP__RULE_AT_CFA);
+	CHECK_EQ(t->extras[row->extra].rule[3].off, -16);
+	row = sp__cfi_table_find(t, pc - bias);
+	CHECK(row != NULL);
+	CHECK_EQ(row->cfa_reg, SP_X86_64_RSP);
+	CHECK_EQ(row->cfa_off, 8);
+	sp__cfi_table_free(t);
+}
+
+/* The PLT rule: CFA = RSP + 8 + ((RIP & 15) >= 11) * 8. */
+static void test_plt_expr(void)
+{
+	static const uint8_t atoms[] = {
+		DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, DW_OP_lit11,
+		DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,	DW_OP_plus
+	};
+	struct sp__cfi_op ops[9];
+	struct sp__cfi_expr ex = { 0, 9 };
+	struct sp__cfi_table t = {
+		.exprs = &ex, .nexprs = 1, .ops = ops, .nops = 9
+	};
+	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_64 };
+	struct sp__stack stack = { 0 };
+	uint64_t v;
+	size_t i;
+
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < 9; i++)
+		ops[i].atom = atoms[i];
+	ops[0].number = 8;
+	regs.r[7] = 0x7000;
+	regs.r[16] = 0x1000 + 10;
+	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
+	CHECK_EQ(v, 0x7008);
+	regs.r[16] = 0x1000 + 11;
+	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
+	CHECK_EQ(v, 0x7010);
+	/* A missing register, an unknown op, a bad index: errors. */
+	regs.valid &= ~(1u << 16);
+	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
+		 -EINVAL);
+	CHECK_EQ(sp__cfi_expr_eval(&t, 1, &regs, &stack, false, 0, &v),
+		 -EINVAL);
+	ops[3].atom = DW_OP_bra;
+	regs.valid |= 1u << 16;
+	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
+		 -EINVAL);
+}
+
+/* breg7 160; deref (the __restore_rt CFA) reads only the stack copy. */
+static void test_deref(void)
+{
+	struct sp__cfi_op ops[2] = { { .atom = DW_OP_breg7, .number = 16 },
+				     { .atom = DW_OP_deref } };
+	struct sp__cfi_expr ex = { 0, 2 };
+	struct sp__cfi_table t = {
+		.exprs = &ex, .nexprs = 1, .ops = ops, .nops = 2
+	};
+	struct sp_regs regs = { .valid = 1u << 7, .abi = SP_REGS_ABI_64 };
+	uint8_t bytes[24] = { 0 };
+	struct sp__stack stack = { bytes, sizeof(bytes), 0x5000 };
+	uint64_t v;
+
+	bytes[16] = 0x34;
+	bytes[17] = 0x12;
+	regs.r[7] = 0x5000;
+	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
+	CHECK_EQ(v, 0x1234);
+	regs.r[7] = 0x5001; /* the 8 bytes would run past the copy */
+	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
+		 -ERANGE);
+	regs.r[7] = UINT64_MAX - 4; /* wraps */
+	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
+		 -ERANGE);
+}
+
+int main(void)
+{
+	sp__mem_init(&mem, NULL);
+	test_libc();
+	test_cfa_rbx();
+	test_plt_expr();
+	test_deref();
+	return T_EXIT_PASS;
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* Self-unwind: capture our own stack in known call chains and unwind it. */
+#define _GNU_SOURCE
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "self.h"
+#include "self_common.h"
+
+/*
+ * Each test captures registers and a stack copy in sample_here() inside a
+ * known chain, unwinds it with the public API against /proc/self/maps and
+ * checks the frames by name (dladdr; the executable is linked with
+ * -rdynamic). The chains are built -O2 -fomit-frame-pointer, so only CFI
+ * can unwind them; frame-pointer fallback would skip or invent frames.
+ */
+
+/* Not static: dladdr must name these frames. */
+void test_chain(struct sp_unwinder *u);
+void test_libc(struct sp_unwinder *u);
+void test_dso(struct sp_unwinder *u);
+void test_cfa_rbx(struct sp_unwinder *u);
+void test_depth_cap(void);
+void test_plt_pc(struct sp_unwinder *u);
+void walk_action(const void *node, VISIT which, int depth);
+
+#define CAP 1100
+
+static struct sp_frame frames[CAP];
+
+static void free_nothing(void *p)
+{
+	(void)p;
+}
+
+static void sample_free(struct self_sample *s)
+{
+	free(s->stack);
+	memset(s, 0, sizeof(*s));
+}
+
+SELF_NOIPA void test_chain(struct sp_unwinder *u)
+{
+	static const char *const want[] = { "sample_here", "chain_c",
+					    "chain_b",	   "chain_a",
+					    "test_chain",  "main" };
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	int n;
+
+	chain_a(&s, 1);
+	CHECK(s.taken);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 0, want, 6));
+	CHECK(self_is_complete(frames, n, &st));
+	CHECK_EQ(st.samples, 1);
+	CHECK_EQ(st.frames, (uint64_t)n);
+	/* Pinned frames: file-relative pc within the module. */
+	CHECK(frames[0].module_id != SP_NO_MODULE);
+	CHECK(frames[0].file_relative_ip < frames[0].abs_ip);
+	/* Callers are reported as return address - 1 (inside the call). */
+	CHECK(frames[1].abs_ip > (uint64_t)(uintptr_t)chain_c);
+	sample_free(&s);
+}
+
+static int walk_calls;
+static volatile int walk_sink;
+static struct self_sample *walk_sample;
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+SELF_NOIPA void walk_action(const void *node, VISIT which, int depth)
+{
+	(void)node;
+	(void)depth;
+	if (which == leaf && walk_calls++ == 5)
+		sample_here(walk_sample);
+	walk_sink++; /* no tail call: keep this frame */
+}
+
+/*
+ * libc (Debian: no frame pointers) between our callback and us: twalk's
+ * recursion (trecurse) calls walk_action. Not qsort: sanitizer runtimes
+ * replace qsort with their own implementation.
+ */
+SELF_NOIPA void test_libc(struct sp_unwinder *u)
+{
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	static int keys[64];
+	void *root = NULL;
+	int i, n, k, in_libc = 0;
+	const char *file;
+
+	for (i = 0; i < 64; i++) {
+		keys[i] = (i * 7919) % 64;
+		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
+	}
+	walk_sample = &s;
+	twalk(root, walk_action);
+	CHECK(s.taken);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 0,
+			  (const char *const[]){ "sample_here", "walk_action" },
+			  2));
+	for (k = 2; k < n; k++) {
+		if (strcmp(self_name(frames[k].abs_ip, &file), "test_libc") ==
+		    0)
+			break;
+		in_libc += strstr(file, "libc.so") != NULL;
+	}
+	if (in_libc < 2)
+		self_print(frames, n);
+	CHECK(in_libc >= 2); /* twalk and at least one trecurse */
+	CHECK(self_expect(frames, n, k,
+			  (const char *const[]){ "test_libc", "main" }, 2));
+	CHECK(self_is_complete(frames, n, &st));
+	tdestroy(root, free_nothing);
+	sample_free(&s);
+}
+
+SELF_NOIPA void test_dso(struct sp_unwinder *u)
+{
+	static const char *const want[] = { "sample_here", "chain_c",
+					    "chain_cb",	   "dso_entry",
+					    "dso_entry2",  "test_dso",
+					    "main" };
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	int n;
+
+	/* The first, lazily bound call of both PLT entries. */
+	dso_entry2(chain_cb, &s);
+	CHECK(s.taken);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 0, want, 7));
+	CHECK(self_is_complete(frames, n, &st));
+	sample_free(&s);
+}
+
+SELF_NOIPA void test_cfa_rbx(struct sp_unwinder *u)
+{
+	static const char *const want[] = { "sample_here",  "chain_c",
+					    "chain_cb",	    "sp_test_cfa_rbx",
+					    "test_cfa_rbx", "main" };
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	int n;
+
+	sp_test_cfa_rbx(chain_cb, &s);
+	CHECK(s.taken);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 0, want, 6));
+	CHECK(self_is_complete(frames, n, &st));
+	sample_free(&s);
+}
+
+SELF_NOIPA void test_depth_cap(void)
+{
+	struct sp_unwinder_opts o = { .size = sizeof(o), .max_depth = 16 };
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	struct sp_unwinder *u;
+	int n, i;
+
+	CHECK_OK(sp_unwinder_new(&o, &u));
+	chain_recurse(&s, 100);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK_EQ(n, 17);
+	CHECK_EQ(frames[16].mode, SP_FRAME_TRUNCATED);
+	CHECK_EQ(frames[16].abs_ip, 0);
+	CHECK_EQ(frames[16].module_id, SP_NO_MODULE);
+	for (i = 1; i < 16; i++)
+		CHECK(strcmp(self_name(frames[i].abs_ip, NULL),
+			     "chain_recurse") == 0);
+	CHECK_EQ(st.truncated, 1);
+	CHECK_EQ(st.frames, 16);
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		CHECK_EQ(st.errors[i], 0);
+	/* A caller array smaller than the stack: cap - 1 frames + marker. */
+	memset(&st, 0, sizeof(st));
+	n = self_unwind(u, &s, frames, 5, &st);
+	CHECK_EQ(n, 5);
+	CHECK_EQ(frames[4].mode, SP_FRAME_TRUNCATED);
+	CHECK_EQ(st.frames, 4);
+	/* Default depth: the whole recursion fits below 1024. */
+	sp_unwinder_free(u);
+	CHECK_OK(sp_unwinder_new(NULL, &u));
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(n > 101);
+	CHECK(self_is_complete(frames, n, &st));
+	sp_unwinder_free(u);
+	sample_free(&s);
+}
+
+/*
+ * A pc inside a PLT stub: the stub has a CFA expression. The sample is
+ * synthesized from a real one: RIP = the stub the executable calls
+ * dso_entry2 through (decoded from the call instruction before the return
+ * address), RSP = the stack slot holding that return address, the
+ * callee-saved registers captured just before the call.
+ */
+SELF_NOIPA void test_plt_pc(struct sp_unwinder *u)
+{
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	uint64_t ra = 0, slot = 0, v;
+	struct sp_regs at_call;
+	int32_t rel;
+	int n, i;
+
+	/* Callee-saved registers as they are at the call below. */
+	memset(&at_call, 0, sizeof(at_call));
+	sp_test_capture(&at_call);
+	dso_entry2(chain_cb, &s);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	for (i = 0; i < n; i++)
+		if (strcmp(self_name(frames[i].abs_ip, NULL), "test_plt_pc") ==
+		    0)
+			ra = frames[i].abs_ip + 1;
+	CHECK(ra != 0);
+	CHECK_EQ(*(const uint8_t *)(uintptr_t)(ra - 5), 0xe8);
+	memcpy(&rel, (const void *)(uintptr_t)(ra - 4), 4);
+	for (v = 0; v + 8 <= s.stack_len && !slot; v += 8)
+		if (memcmp(s.stack + v, &ra, 8) == 0)
+			slot = s.stack_addr + v;
+	CHECK(slot != 0);
+	memcpy(s.regs.r, at_call.r, sizeof(s.regs.r));
+	s.regs.r[16] = ra + (uint64_t)(int64_t)rel;
+	s.regs.r[7] = slot;
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 1,
+			  (const char *const[]){ "test_plt_pc", "main" }, 2));
+	CHECK_EQ(st.fallbacks[SP_FALLBACK_DWARF_CFI_INDEX_LOOKUP], 0);
+	sample_free(&s);
+}
+
+int main(void)
+{
+	struct sp_unwinder *u;
+
+	CHECK_OK(sp_unwinder_new(NULL, &u));
+	test_chain(u);
+	test_libc(u);
+	test_dso(u);
+	test_cfa_rbx(u);
+	test_plt_pc(u);
+	test_depth_cap();
+	sp_unwinder_free(u);
+	return T_EXIT_PASS;
+}

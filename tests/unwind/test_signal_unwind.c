@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* Self-unwind through signal frames (__restore_rt), normal and alt stacks. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "check.h"
+#include "self.h"
+#include "self_common.h"
+
+/*
+ * The main thread spins in chain_spin() (no calls, so the interrupted pc
+ * is in it) while a helper thread sends SIGUSR1. The handler captures the
+ * stack. The unwound stack must be: sample_here, the handler, the signal
+ * trampoline (a libc frame flagged as a signal frame in the CFI), then
+ * chain_spin at its exact interrupted pc and its callers.
+ *
+ * On an alternate stack the handler's frames and the interrupted frames
+ * live in different places while the API takes one stack region:
+ *  - alt stack inside the main stack (a local buffer of a caller) and a
+ *    copy from the interrupted RSP up: one region holds both, so the
+ *    stack is complete;
+ *  - alt stack in its own allocation, copy of the alt stack only: the walk
+ *    reaches chain_spin and then stops with SP_SAMPLE_ERR_STACK_TRUNCATED.
+ */
+
+/* Not static: dladdr must name these frames. */
+void on_usr1(int sig, siginfo_t *info, void *uc_);
+void run_spin(void);
+void test_normal_stack(struct sp_unwinder *u);
+void test_alt_inside_main(struct sp_unwinder *u);
+void test_alt_separate(struct sp_unwinder *u);
+
+#define CAP 256
+
+static struct sp_frame frames[CAP];
+static struct self_sample sig_sample;
+static volatile int handled;
+static int copy_from_interrupted;
+
+SELF_NOIPA void on_usr1(int sig, siginfo_t *info, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	uint64_t pc;
+
+	(void)sig;
+	(void)info;
+	/* Sample only once the main thread spins in chain_spin (tiny). */
+	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (pc < (uint64_t)(uintptr_t)chain_spin ||
+	    pc >= (uint64_t)(uintptr_t)chain_spin + 256)
+		return;
+	if (copy_from_interrupted)
+		self_stack_bottom = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	sample_here(&sig_sample);
+	self_stack_bottom = 0;
+	handled = 1;
+}
+
+static void *kicker(void *arg)
+{
+	pthread_t main_thread = *(pthread_t *)arg;
+	struct timespec ts = { 0, 1000000 };
+
+	while (!handled) {
+		pthread_kill(main_thread, SIGUSR1);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+SELF_NOIPA void run_spin(void)
+{
+	pthread_t self = pthread_self(), th;
+
+	handled = 0;
+	memset(&sig_sample, 0, sizeof(sig_sample));
+	CHECK_EQ(pthread_create(&th, NULL, kicker, &self), 0);
+	chain_spin(&handled);
+	pthread_join(th, NULL);
+	CHECK(sig_sample.taken);
+}
+
+static void install(int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO | flags;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+/* Checks sample_here, on_usr1, trampoline, chain_spin; returns frames. */
+static int unwind_signal(struct sp_unwinder *u, struct sp_unwind_stats *st)
+{
+	const char *file;
+	int n = self_unwind(u, &sig_sample, frames, CAP, st);
+
+	CHECK(self_expect(frames, n, 0,
+			  (const char *const[]){ "sample_here", "on_usr1" },
+			  2));
+	CHECK(n > 3);
+	self_name(frames[2].abs_ip + 1, &file);
+	CHECK(strstr(file, "libc.so") != NULL);
+	CHECK(self_expect(frames, n, 3, (const char *const[]){ "chain_spin" },
+			  1));
+	return n;
+}
+
+SELF_NOIPA void test_normal_stack(struct sp_unwinder *u)
+{
+	struct sp_unwind_stats st;
+	int n;
+
+	install(0);
+	run_spin();
+	n = unwind_signal(u, &st);
+	CHECK(self_expect(frames, n, 4,
+			  (const char *const[]){ "run_spin",
+						 "test_normal_stack", "main" },
+			  3));
+	CHECK(self_is_complete(frames, n, &st));
+	free(sig_sample.stack);
+}
+
+SELF_NOIPA void test_alt_inside_main(struct sp_unwinder *u)
+{
+	char altbuf[64 * 1024] __attribute__((aligned(16)));
+	struct sp_unwind_stats st;
+	stack_t ss = { .ss_sp = altbuf, .ss_size = sizeof(altbuf) };
+	int n;
+
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	install(SA_ONSTACK);
+	copy_from_interrupted = 1;
+	run_spin();
+	copy_from_interrupted = 0;
+	ss.ss_flags = SS_DISABLE;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	/* The handler ran on the alternate stack, above chain_spin's frame. */
+	CHECK(sig_sample.regs.r[7] >= (uint64_t)(uintptr_t)altbuf);
+	CHECK(sig_sample.regs.r[7] <
+	      (uint64_t)(uintptr_t)altbuf + sizeof(altbuf));
+	n = unwind_signal(u, &st);
+	CHECK(self_expect(frames, n, 4,
+			  (const char *const[]){
+				  "run_spin", "test_alt_inside_main", "main" },
+			  3));
+	CHECK(self_is_complete(frames, n, &st));
+	free(sig_sample.stack);
+}
+
+SELF_NOIPA void test_alt_separate(struct sp_unwinder *u)
+{
+	struct sp_unwind_stats st;
+	size_t size = 64 * 1024;
+	char *alt = malloc(size);
+	stack_t ss = { .ss_sp = alt, .ss_size = size };
+	int n;
+
+	CHECK(alt != NULL);
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	install(SA_ONSTACK);
+	self_stack_top = (uint64_t)(uintptr_t)alt + size;
+	run_spin();
+	self_stack_top = 0;
+	ss.ss_flags = SS_DISABLE;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	n = unwind_signal(u, &st);
+	CHECK_EQ(n, 5);
+	CHECK_EQ(frames[4].mode, SP_FRAME_TRUNCATED);
+	CHECK_EQ(st.errors[SP_SAMPLE_ERR_STACK_TRUNCATED], 1);
+	CHECK_EQ(st.truncated, 1);
+	free(sig_sample.stack);
+	free(alt);
+}
+
+int main(void)
+{
+	struct sp_unwinder *u;
+
+	CHECK_OK(sp_unwinder_new(NULL, &u));
+	test_normal_stack(u);
+	test_alt_inside_main(u);
+	test_alt_separate(u);
+	sp_unwinder_free(u);
+	return T_EXIT_PASS;
+}
