@@ -44,8 +44,8 @@ int sp__vec_reserve(struct sp__vec *vec, const struct sp__mem *mem, size_t n)
 	return 0;
 }
 
-int sp__vec_push(struct sp__vec *vec, const struct sp__mem *mem,
-		 const void *item)
+int sp__vec_push_slow(struct sp__vec *vec, const struct sp__mem *mem,
+		      const void *item)
 {
 	int err = sp__vec_reserve(vec, mem, 1);
 

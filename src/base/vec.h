@@ -4,6 +4,7 @@
 #define SP_BASE_VEC_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "mem.h"
 
@@ -26,9 +27,20 @@ void sp__vec_fini(struct sp__vec *vec, const struct sp__mem *mem);
 /* Ensures room for @n more elements. Returns 0 or -ENOMEM. */
 int sp__vec_reserve(struct sp__vec *vec, const struct sp__mem *mem, size_t n);
 
+/* Appends a copy of @item when growth is needed (see sp__vec_push). */
+int sp__vec_push_slow(struct sp__vec *vec, const struct sp__mem *mem,
+		      const void *item);
+
 /* Appends a copy of @item. Returns 0 or -ENOMEM. */
-int sp__vec_push(struct sp__vec *vec, const struct sp__mem *mem,
-		 const void *item);
+static inline int sp__vec_push(struct sp__vec *vec, const struct sp__mem *mem,
+			       const void *item)
+{
+	if (vec->len == vec->cap)
+		return sp__vec_push_slow(vec, mem, item);
+	memcpy((char *)vec->data + vec->len * vec->elem, item, vec->elem);
+	vec->len++;
+	return 0;
+}
 
 /* Pointer to element @i (no bounds check; callers check against len). */
 static inline void *sp__vec_at(const struct sp__vec *vec, size_t i)

@@ -71,38 +71,50 @@ static int corrupt(const struct rd *r, const char *fmt, ...)
 }
 
 /*
- * With at least 10 bytes left the decoder cannot run out of input, so the
- * loop needs no bounds checks; this is the common case everywhere but the
- * last few bytes of a file.
+ * Unchecked varint: the caller guarantees 10 readable bytes. Returns the length, or 0 for an invalid 10th byte (the
+ * general path then reports it).
  */
-static int get_u_unchecked(struct rd *r, uint64_t *v)
+static inline size_t fast_u(const uint8_t *p, uint64_t *v)
 {
-	const uint8_t *p = r->buf + r->pos;
-	uint64_t value = 0;
+	uint64_t x = p[0];
 	unsigned i;
 
-	for (i = 0; i < SP_VARINT_MAX - 1; i++) {
-		value |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = value;
-			r->pos += i + 1;
-			return 0;
+	/* Unrolled for the 1-3 byte values that ids and deltas use. */
+	if (p[0] < 0x80) {
+		*v = x;
+		return 1;
+	}
+	x = (x & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
+	if (p[1] < 0x80) {
+		*v = x;
+		return 2;
+	}
+	x |= (uint64_t)(p[2] & 0x7f) << 14;
+	if (p[2] < 0x80) {
+		*v = x;
+		return 3;
+	}
+	for (i = 3; i < SP_VARINT_MAX - 1; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*v = x;
+			return i + 1;
 		}
 	}
 	if (p[9] > 1)
-		return corrupt(r, "invalid varint at offset %llu",
-			       (unsigned long long)(r->offset + r->pos));
-	*v = value | (uint64_t)p[9] << 63;
-	r->pos += SP_VARINT_MAX;
-	return 0;
+		return 0;
+	*v = x | (uint64_t)p[9] << 63;
+	return SP_VARINT_MAX;
 }
 
 static int get_u_slow(struct rd *r, uint64_t *v)
 {
 	size_t n;
 
+	/* With 10 bytes available only an invalid 10th byte gets here. */
 	if (r->len - r->pos >= SP_VARINT_MAX)
-		return get_u_unchecked(r, v);
+		return corrupt(r, "invalid varint at offset %llu",
+			       (unsigned long long)(r->offset + r->pos));
 	switch (sp__varint_get(r->buf + r->pos, r->len - r->pos, v, &n)) {
 	case SP_VARINT_OK:
 		r->pos += n;
@@ -116,12 +128,21 @@ static int get_u_slow(struct rd *r, uint64_t *v)
 	}
 }
 
-/* Most fields are one byte; keep that case inline in the record loops. */
+/*
+ * Away from the end of the input every field decodes without bounds
+ * checks, inline in the record loops; only the last few bytes of a file
+ * take the careful path.
+ */
 static inline int get_u(struct rd *r, uint64_t *v)
 {
-	if (r->pos < r->len && r->buf[r->pos] < 0x80) {
-		*v = r->buf[r->pos++];
-		return 0;
+	size_t n;
+
+	if (r->len - r->pos >= SP_VARINT_MAX) {
+		n = fast_u(r->buf + r->pos, v);
+		if (n) {
+			r->pos += n;
+			return 0;
+		}
 	}
 	return get_u_slow(r, v);
 }
@@ -584,44 +605,6 @@ static int decode_body(struct sp_spool *s, struct sp__cursor *cur,
 	default:
 		return corrupt(r, "unknown spool record tag %u", ev->tag);
 	}
-}
-
-/*
- * Unchecked varint for the sample fast path: the caller guarantees 10
- * readable bytes. Returns the length, or 0 for an invalid 10th byte (the
- * general path then reports it).
- */
-static inline size_t fast_u(const uint8_t *p, uint64_t *v)
-{
-	uint64_t x = p[0];
-	unsigned i;
-
-	/* Unrolled for the 1-3 byte values that ids and deltas use. */
-	if (p[0] < 0x80) {
-		*v = x;
-		return 1;
-	}
-	x = (x & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
-	if (p[1] < 0x80) {
-		*v = x;
-		return 2;
-	}
-	x |= (uint64_t)(p[2] & 0x7f) << 14;
-	if (p[2] < 0x80) {
-		*v = x;
-		return 3;
-	}
-	for (i = 3; i < SP_VARINT_MAX - 1; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (p[i] < 0x80) {
-			*v = x;
-			return i + 1;
-		}
-	}
-	if (p[9] > 1)
-		return 0;
-	*v = x | (uint64_t)p[9] << 63;
-	return SP_VARINT_MAX;
 }
 
 /*

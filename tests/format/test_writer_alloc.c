@@ -100,7 +100,8 @@ static struct sp_frame frame(unsigned i, uint32_t modules)
 	if (i % 5 == 0 && modules > 0) {
 		f.module_id = i % modules;
 		f.file_relative_ip = 0x100 + i % 0x800;
-		f.abs_ip = 0x10000 * (f.module_id + 1) + f.file_relative_ip;
+		/* Modules map file offset 0x100 at their start. */
+		f.abs_ip = 0x10000 * (f.module_id + 1) + f.file_relative_ip - 0x100;
 		return f;
 	}
 	if (i % 17 == 16) {
