@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* stackpulse: the Recorder (perf_event sampling of processes into a spool). */
+#ifndef STACKPULSE_RECORDER_H
+#define STACKPULSE_RECORDER_H
+
+#include <stdbool.h>
+
+#include <stackpulse/alloc.h>
+#include <stackpulse/api.h>
+#include <stackpulse/log.h>
+#include <stackpulse/sink.h>
+#include <stackpulse/tail.h>
+#include <stackpulse/unwind.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A Recorder samples CPU stacks of attached processes with perf_event_open
+ * (software cpu-clock), unwinds user stacks at record time and writes a
+ * SPULSE3 spool. In inline mode (threads = 0, the only mode so far) all
+ * work happens inside sp_recorder_poll() on the caller's thread: drain
+ * every ring, order records by time, apply process/module changes, unwind,
+ * write. A Recorder is single-owner.
+ */
+struct sp_recorder;
+
+/** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
+#define SP_RATE_MAX UINT32_MAX
+
+/* Flags of struct sp_recorder_opts. */
+#define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
+#define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
+#define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
+
+/**
+ * struct sp_recorder_opts configures a Recorder. Set @size to
+ * sizeof(struct sp_recorder_opts); zero fields mean defaults.
+ * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
+ *   maximum; above the kernel maximum fails with SP_EFREQ).
+ * @stack_size: user stack bytes copied per sample, rounded up to 8,
+ *   at most 65528 (default 32768).
+ * @ring_samples: per-CPU ring sized to hold this many samples (default
+ *   256), within a 256 MiB per-CPU and 1 GiB total budget; halved on
+ *   EPERM/ENOMEM.
+ * @start_timestamp_us / @sample_interval_us: spool header metadata.
+ */
+struct sp_recorder_opts {
+	size_t size;
+	const struct sp_allocator *allocator;
+	const struct sp_logger *logger;
+	uint32_t sample_hz;
+	uint32_t stack_size;
+	uint32_t flags;
+	uint32_t threads;
+	uint64_t ring_samples;
+	uint64_t start_timestamp_us;
+	uint64_t sample_interval_us;
+};
+
+enum sp_attach_mode {
+	/** Attach without stopping the target (maps snapshot may race). */
+	SP_ATTACH_RUNNING = 0,
+	/** Stop the whole thread group, attach, resume what we stopped. */
+	SP_ATTACH_STOP_WHILE_ATTACHING = 1,
+	/** A forked child blocked before execve: counters enable on exec. */
+	SP_ATTACH_ON_EXEC = 2,
+};
+
+/** Results of sp_recorder_attach(). */
+enum sp_attach_outcome {
+	SP_ATTACHED = 0,
+	SP_ALREADY_ATTACHED = 1,
+	SP_EXITED = 2,
+};
+
+/** struct sp_recording_summary mirrors stackpulse's RecordingSummary. */
+struct sp_recording_summary {
+	uint64_t sample_events;
+	uint64_t samples;
+	uint64_t lost_events;
+	uint64_t lifecycle_gaps;
+	uint32_t kernel_enabled;
+	uint32_t pad;
+	uint64_t minimum_ring_buffer_bytes;
+	uint64_t maximum_ring_buffer_bytes;
+	uint64_t missing_pid_samples;
+	uint64_t missing_tid_samples;
+	uint64_t idle_tid_samples;
+	uint64_t missing_timestamp_samples;
+	uint64_t empty_stack_samples;
+	uint64_t truncated_frame_markers;
+	uint64_t ignored_user_callchain_frames;
+	uint64_t errors[SP_SAMPLE_ERR_COUNT];
+	uint64_t fallbacks[SP_FALLBACK_COUNT];
+};
+
+/** struct sp_poll_summary is what one poll did. */
+struct sp_poll_summary {
+	uint64_t samples;
+	uint64_t lost_events;
+};
+
+/**
+ * sp_recorder_open creates @path (truncating it) and a recorder with no
+ * targets yet.
+ * @return 0, -EINVAL, SP_EFREQ, -errno, -ENOMEM.
+ * Caller owns the result; free it with sp_recorder_close().
+ * Thread: any. Allocates: yes. Blocks: yes.
+ */
+SP_API int sp_recorder_open(const char *path,
+			    const struct sp_recorder_opts *opts,
+			    struct sp_recorder **out);
+
+/**
+ * sp_recorder_open_sink is sp_recorder_open() writing into @sink.
+ * @param sink Takes ownership of `sink`.
+ */
+SP_API int sp_recorder_open_sink(struct sp_sink *sink,
+				 const struct sp_recorder_opts *opts,
+				 struct sp_recorder **out);
+
+/**
+ * sp_recorder_attach adds process @pid (a thread-group leader).
+ * Idempotent for the same process generation; transactional (a failure
+ * rolls back and resumes what was stopped).
+ * @return SP_ATTACHED, SP_ALREADY_ATTACHED, SP_EXITED, -EINVAL (pid <= 0,
+ *         not a leader, our own process with STOP mode), SP_ETARGETGONE,
+ *         -EPERM/-EACCES, -errno.
+ * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits).
+ */
+SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
+			      enum sp_attach_mode mode);
+
+/**
+ * sp_recorder_poll waits up to @timeout_ms (0 = do not wait, -1 = forever)
+ * when nothing is queued, then drains every ring, orders, unwinds and
+ * writes.
+ * @param out what this poll did (may be NULL).
+ * @return 0 or a negative code (the recording stays usable on -EINTR).
+ * Thread: single-owner. Allocates: only for new processes/modules.
+ */
+SP_API int sp_recorder_poll(struct sp_recorder *recorder, int timeout_ms,
+			    struct sp_poll_summary *out);
+
+/** sp_recorder_enable / sp_recorder_disable start and stop all counters. */
+SP_API int sp_recorder_enable(struct sp_recorder *recorder);
+SP_API int sp_recorder_disable(struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_flush drains everything queued, reads loss counters and
+ * flushes the spool writer.
+ */
+SP_API int sp_recorder_flush(struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_process_is_active tells whether an attached process is still
+ * alive (pidfd based).
+ * @return 1 alive, 0 exited, -EINVAL not attached, -errno.
+ */
+SP_API int sp_recorder_process_is_active(struct sp_recorder *recorder,
+					 int32_t pid);
+
+/** sp_recorder_active_process_count returns how many attached processes live. */
+SP_API int sp_recorder_active_process_count(struct sp_recorder *recorder);
+
+/** sp_recorder_summary copies the counters so far. */
+SP_API void sp_recorder_summary(const struct sp_recorder *recorder,
+				struct sp_recording_summary *out);
+
+/**
+ * sp_recorder_finish disables counters, drains and flushes (the first
+ * error is returned; flushing is always attempted).
+ */
+SP_API int sp_recorder_finish(struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_close releases everything (best-effort disable, no flush:
+ * call sp_recorder_finish() first). NULL is a no-op.
+ */
+SP_API void sp_recorder_close(struct sp_recorder *recorder);
+
+/*
+ * Launching a command suspended before execve, so a recorder can attach
+ * with SP_ATTACH_ON_EXEC before its first instruction runs.
+ */
+struct sp_launch;
+
+/**
+ * sp_launch_suspended forks a child that blocks before execvp(@file,
+ * @argv) (PATH honoured), with @envp (NULL = current environment).
+ * Caller owns the result; free it with sp_launch_free().
+ */
+SP_API int sp_launch_suspended(const char *file, char *const argv[],
+			       char *const envp[], struct sp_launch **out);
+SP_API int32_t sp_launch_pid(const struct sp_launch *launch);
+/** sp_launch_resume lets the child exec; -ENOENT etc. if exec failed. */
+SP_API int sp_launch_resume(struct sp_launch *launch);
+/**
+ * sp_launch_wait reaps the child (@nohang: return 0 if still running).
+ * @param status the raw wait status. @return 1 reaped, 0 running, -errno.
+ */
+SP_API int sp_launch_wait(struct sp_launch *launch, bool nohang, int *status);
+/** sp_launch_free kills a child that was never resumed, then frees. */
+SP_API void sp_launch_free(struct sp_launch *launch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STACKPULSE_RECORDER_H */

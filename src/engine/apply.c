@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* Applying ordered side-band records to process and module state. */
+
+/*
+ * Records arrive here in timestamp order, so a sample always sees the
+ * modules that were mapped when it was taken. Only executable user
+ * mappings of tracked processes become modules. A COMM with the exec flag
+ * starts a new image: every module of the process is retired (tag 7) and
+ * the MMAP2 records that follow rebuild them. A leader's EXIT does not end
+ * the process (its threads may go on); the group is gone only when its
+ * pidfd (or /proc) says so.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "logging.h"
+#include "perf_record.h"
+#include "proc_maps.h"
+#include "recorder_internal.h"
+
+static struct sp__process *live_proc(struct sp_recorder *rec, int32_t pid)
+{
+	struct sp__process *p = sp__procs_find(&rec->procs, pid);
+
+	return p && p->state != SP__PROC_EXITED ? p : NULL;
+}
+
+static bool path_is_file(const char *path)
+{
+	return path[0] == '/' || strcmp(path, "[vdso]") == 0;
+}
+
+static int apply_mmap2(struct sp_recorder *rec, const void *r, size_t len)
+{
+	struct sp__perf_mmap2 m;
+	struct sp__map_desc d;
+	struct sp__process *p;
+
+	if (sp__perf_parse_mmap2(r, len, rec->sample_type, &m))
+		return 0;
+	if ((m.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+		    PERF_RECORD_MISC_KERNEL ||
+	    !(m.prot & PROT_EXEC) || !path_is_file(m.path))
+		return 0;
+	p = live_proc(rec, m.pid);
+	if (!p || m.len == 0 || m.addr + m.len < m.addr)
+		return 0;
+	memset(&d, 0, sizeof(d));
+	d.start = m.addr;
+	d.end = m.addr + m.len;
+	d.offset = m.pgoff;
+	d.inode = m.ino;
+	d.inode_generation = m.ino_generation;
+	d.dev_major = m.maj;
+	d.dev_minor = m.min;
+	d.path = m.path;
+	d.path_len = strlen(m.path);
+	return sp__process_map(&rec->procs, p, &d);
+}
+
+static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
+{
+	struct sp__perf_comm c;
+	struct sp__process *p;
+
+	if (sp__perf_parse_comm(r, len, rec->sample_type, &c) || !c.exec)
+		return 0;
+	p = live_proc(rec, c.pid);
+	if (!p)
+		return 0;
+	p->leader_exited = false;
+	return sp__process_retire_all(&rec->procs, p);
+}
+
+static int child_pidfd(int32_t pid)
+{
+	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+	return fd < 0 ? -1 : (int)fd;
+}
+
+/* A forked child process (not a thread) of a tracked parent. */
+static int apply_fork_child(struct sp_recorder *rec,
+			    const struct sp__perf_task *t)
+{
+	struct sp__process *parent = live_proc(rec, t->ppid), *child;
+	int err;
+
+	if (!parent || !rec->cfg.children || live_proc(rec, t->pid))
+		return 0;
+	err = sp__procs_add(&rec->procs, t->pid, &child);
+	if (err)
+		return err;
+	child->pidfd = child_pidfd(t->pid);
+	if (child->pidfd >= 0)
+		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
+	sp__proc_stat(t->pid, 0, &child->starttime, NULL);
+	return sp__process_clone_modules(&rec->procs, parent, child);
+}
+
+static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
+		      size_t len)
+{
+	struct sp__perf_task t;
+	struct sp__process *p;
+
+	if (sp__perf_parse_task(r, len, &t))
+		return 0;
+	if (type == PERF_RECORD_FORK)
+		return t.pid != t.ppid ? apply_fork_child(rec, &t) : 0;
+	p = live_proc(rec, t.pid);
+	if (!p)
+		return 0;
+	if (t.tid == t.pid)
+		p->leader_exited = true;
+	if (p->leader_exited && p->state == SP__PROC_ALIVE &&
+	    sp__process_alive(p) == 0)
+		p->state = SP__PROC_DYING;
+	return 0;
+}
+
+static void apply_lost(struct sp_recorder *rec, uint64_t lost)
+{
+	if (!lost)
+		return;
+	rec->sum.lost_events += lost;
+	rec->poll.lost_events += lost;
+	rec->sum.lifecycle_gaps++;
+}
+
+int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
+{
+	struct sp_recorder *rec = ctx;
+	uint64_t lost = 0;
+
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+		return sp__recorder_sample(rec, data);
+	case PERF_RECORD_MMAP2:
+		return apply_mmap2(rec, data, len);
+	case PERF_RECORD_COMM:
+		return apply_comm(rec, data, len);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return apply_task(rec, type, data, len);
+	case PERF_RECORD_LOST:
+		if (!sp__perf_parse_lost(data, len, &lost))
+			apply_lost(rec, lost);
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!sp__perf_parse_lost_samples(data, len, &lost))
+			apply_lost(rec, lost);
+		return 0;
+	default:
+		return 0;
+	}
+}

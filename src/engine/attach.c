@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* Attaching a process: validation, stopping, events, maps, rollback. */
+
+/*
+ * Order: validate the pid (a live thread-group leader), optionally stop
+ * the group and wait until every thread is stopped, open one event per
+ * (thread, CPU), snapshot /proc/PID/maps into module records, enable,
+ * resume. Only a stop we caused is undone, and it is undone on every path,
+ * errors included. A failure closes the events opened so far and retires
+ * any module already written, so the recording stays as it was.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "proc_maps.h"
+#include "recorder_internal.h"
+
+#define STOP_WAIT_MS 5000
+
+/* Whether every thread of @pid is stopped (or already gone). 1/0/-errno. */
+static int group_stopped(int32_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int all = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		char st = 0;
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (sp__proc_stat(pid, tid, NULL, &st) == 0 && st != 'T' &&
+		    st != 't' && st != 'Z' && st != 'X')
+			all = 0;
+	}
+	closedir(d);
+	return all;
+}
+
+/* Stops the group unless already stopped; sets *@stopped if we did. */
+static int stop_group(int32_t pid, bool *stopped)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i, r;
+
+	*stopped = false;
+	r = group_stopped(pid);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (kill(pid, SIGSTOP))
+		return -errno;
+	*stopped = true;
+	for (i = 0; i < STOP_WAIT_MS; i++) {
+		r = group_stopped(pid);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		nanosleep(&ms, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Opens events for every thread in /proc/PID/task (or just @pid). */
+static int open_threads(struct sp_recorder *rec, struct sp__process *p,
+			bool on_exec)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (on_exec)
+		return sp__recorder_open_events(rec, p, p->pid, true);
+	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!err && (de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		err = sp__recorder_open_events(rec, p, tid, false);
+		if (err == -ESRCH && tid != p->pid)
+			err = 0; /* a thread that just exited */
+	}
+	closedir(d);
+	return err;
+}
+
+static int validate(struct sp_recorder *rec, int32_t pid,
+		    enum sp_attach_mode mode, uint64_t *start)
+{
+	int32_t tgid;
+	int err;
+
+	if (!rec || pid <= 0 || mode > SP_ATTACH_ON_EXEC)
+		return -EINVAL;
+	if (rec->finished)
+		return -EPIPE;
+	if (mode == SP_ATTACH_STOP_WHILE_ATTACHING && pid == getpid())
+		return -EINVAL;
+	tgid = sp__proc_tgid(pid);
+	if (tgid == -ENOENT || tgid == -ESRCH)
+		return SP_ETARGETGONE;
+	if (tgid < 0)
+		return tgid;
+	if (tgid != pid)
+		return -EINVAL; /* a thread, not a leader */
+	err = sp__proc_stat(pid, 0, start, NULL);
+	return err == -ENOENT ? SP_ETARGETGONE : err;
+}
+
+/* The body of an attach, between stop and resume. */
+static int attach_body(struct sp_recorder *rec, struct sp__process *p,
+		       enum sp_attach_mode mode)
+{
+	long pidfd = syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
+	int err;
+
+	if (pidfd < 0 && errno == ESRCH)
+		return -ESRCH;
+	p->pidfd = pidfd < 0 ? -1 : (int)pidfd;
+	if (p->pidfd >= 0) {
+		err = sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD);
+		if (err)
+			return err;
+	}
+	err = open_threads(rec, p, mode == SP_ATTACH_ON_EXEC);
+	if (err || mode == SP_ATTACH_ON_EXEC)
+		return err;
+	return sp__process_load_maps(&rec->procs, p);
+}
+
+/* Undoes a failed attach of @p. */
+static void rollback(struct sp_recorder *rec, struct sp__process *p)
+{
+	if (p->modules.len)
+		sp__process_retire_all(&rec->procs, p);
+	sp__process_close_events(p, rec->epfd);
+	if (p->pidfd >= 0)
+		epoll_ctl(rec->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+	sp__procs_remove(&rec->procs, p);
+}
+
+int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
+		       enum sp_attach_mode mode)
+{
+	struct sp__process *old, *p;
+	bool stopped = false;
+	uint64_t start = 0;
+	int err;
+
+	err = validate(rec, pid, mode, &start);
+	if (err)
+		return err;
+	old = sp__procs_find(&rec->procs, pid);
+	if (old && old->state != SP__PROC_EXITED && old->starttime == start)
+		return SP_ALREADY_ATTACHED;
+	if (old)
+		sp__recorder_retire(rec, old); /* an earlier generation */
+	if (mode == SP_ATTACH_STOP_WHILE_ATTACHING) {
+		err = stop_group(pid, &stopped);
+		if (err)
+			goto resume;
+	}
+	err = sp__procs_add(&rec->procs, pid, &p);
+	if (err)
+		goto resume;
+	p->starttime = start;
+	err = attach_body(rec, p, mode);
+	if (err)
+		rollback(rec, p);
+resume:
+	if (stopped && kill(pid, SIGCONT) && !err && errno != ESRCH)
+		err = -errno;
+	if (err == -ESRCH || err == -ENOENT)
+		return SP_EXITED;
+	return err ? err : SP_ATTACHED;
+}

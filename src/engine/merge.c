@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* Ordering records from all rings by timestamp before they touch state. */
+
+/*
+ * Records are copied into one byte vector and described by small items;
+ * a release sorts the items by (time, arrival), hands out the old enough
+ * ones, then compacts what is left into a second vector and swaps, so the
+ * memory is reused from poll to poll instead of allocated per record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+
+void sp__merge_init(struct sp__merge *m, const struct sp__mem *mem)
+{
+	memset(m, 0, sizeof(*m));
+	m->mem = mem;
+	sp__vec_init(&m->items, sizeof(struct sp__merge_item));
+	sp__vec_init(&m->bytes, 1);
+	sp__vec_init(&m->spare, 1);
+}
+
+void sp__merge_fini(struct sp__merge *m)
+{
+	sp__vec_fini(&m->items, m->mem);
+	sp__vec_fini(&m->bytes, m->mem);
+	sp__vec_fini(&m->spare, m->mem);
+}
+
+size_t sp__merge_count(const struct sp__merge *m)
+{
+	return m->items.len;
+}
+
+bool sp__merge_has_pid(const struct sp__merge *m, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->items.len; i++)
+		if (((struct sp__merge_item *)sp__vec_at(&m->items, i))->pid ==
+		    pid)
+			return true;
+	return false;
+}
+
+int sp__merge_push(struct sp__merge *m, uint64_t time, uint32_t type,
+		   int32_t pid, const struct sp__span *spans, size_t n)
+{
+	struct sp__merge_item it = {
+		time, m->seq++, m->bytes.len, 0, type, pid
+	};
+	size_t i, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += spans[i].len;
+	if (sp__vec_reserve(&m->bytes, m->mem, (total + 7) & ~(size_t)7) ||
+	    sp__vec_reserve(&m->items, m->mem, 1))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (spans[i].len)
+			memcpy((char *)m->bytes.data + m->bytes.len,
+			       spans[i].data, spans[i].len);
+		m->bytes.len += spans[i].len;
+	}
+	it.len = total;
+	m->bytes.len = (m->bytes.len + 7) & ~(size_t)7;
+	return sp__vec_push(&m->items, m->mem, &it);
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct sp__merge_item *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Moves items [from, len) and their bytes to the front. */
+static int compact(struct sp__merge *m, size_t from)
+{
+	size_t i, n = m->items.len - from, need = 0;
+	struct sp__vec tmp;
+
+	for (i = from; i < m->items.len; i++)
+		need += (((struct sp__merge_item *)sp__vec_at(&m->items, i))
+				 ->len +
+			 7) &
+			~(size_t)7;
+	m->spare.len = 0;
+	if (sp__vec_reserve(&m->spare, m->mem, need))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct sp__merge_item *it = sp__vec_at(&m->items, from + i);
+
+		memcpy((char *)m->spare.data + m->spare.len,
+		       (char *)m->bytes.data + it->off, it->len);
+		it->off = m->spare.len;
+		m->spare.len += (it->len + 7) & ~(size_t)7;
+		memmove(sp__vec_at(&m->items, i), it, sizeof(*it));
+	}
+	m->items.len = n;
+	tmp = m->bytes;
+	m->bytes = m->spare;
+	m->spare = tmp;
+	return 0;
+}
+
+int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
+		      void *ctx)
+{
+	size_t i;
+	int err = 0, cerr;
+
+	qsort(m->items.data, m->items.len, sizeof(struct sp__merge_item),
+	      item_cmp);
+	for (i = 0; i < m->items.len; i++) {
+		const struct sp__merge_item *it = sp__vec_at(&m->items, i);
+
+		if (it->time > watermark)
+			break;
+		err = fn(ctx, it->type, (char *)m->bytes.data + it->off,
+			 it->len);
+		if (err)
+			break;
+	}
+	cerr = compact(m, i);
+	return err ? err : cerr;
+}

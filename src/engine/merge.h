@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* Ordering records from all rings by timestamp before they touch state. */
+#ifndef SP_ENGINE_MERGE_H
+#define SP_ENGINE_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+#include "vec.h"
+
+/*
+ * Each poll copies every ring's records into the queue, then releases, in
+ * timestamp order, those not newer than the clock reading taken before the
+ * drain (the watermark): anything older than it was already in some ring,
+ * so nothing released later can be older. Newer records wait for the next
+ * poll (or a forced release on flush).
+ */
+struct sp__merge {
+	const struct sp__mem *mem;
+	struct sp__vec items; /* struct sp__merge_item */
+	struct sp__vec bytes; /* record copies, 8-byte aligned */
+	struct sp__vec spare; /* compaction target, swapped with bytes */
+	uint64_t seq;
+};
+
+struct sp__merge_item {
+	uint64_t time;
+	uint64_t seq;
+	size_t off;
+	size_t len;
+	uint32_t type;
+	int32_t pid; /* 0 when unknown */
+};
+
+/** struct sp__span is one piece of a record to copy in. */
+struct sp__span {
+	const void *data;
+	size_t len;
+};
+
+void sp__merge_init(struct sp__merge *m, const struct sp__mem *mem);
+void sp__merge_fini(struct sp__merge *m);
+
+/* Queues the concatenation of @n spans. Returns 0 or -ENOMEM. */
+int sp__merge_push(struct sp__merge *m, uint64_t time, uint32_t type,
+		   int32_t pid, const struct sp__span *spans, size_t n);
+
+typedef int (*sp__merge_fn)(void *ctx, uint32_t type, const void *rec,
+			    size_t len);
+
+/*
+ * Hands out, oldest first, every queued record with time <= @watermark
+ * (UINT64_MAX = all). Stops at the first error, which is returned; the
+ * failed record and those after it stay queued.
+ */
+int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
+		      void *ctx);
+
+/* Number of queued records. */
+size_t sp__merge_count(const struct sp__merge *m);
+
+/* Whether a record of process @pid is still queued. */
+bool sp__merge_has_pid(const struct sp__merge *m, int32_t pid);
+
+#endif /* SP_ENGINE_MERGE_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_event_open: the attr, fallbacks, online CPUs and ring sizing. */
+
+/*
+ * Facts from research/feasibility.md §2: software cpu-clock in frequency
+ * mode, CLOCK_MONOTONIC timestamps, the full GPR mask 0xff0fff, stack
+ * sizes that are multiples of 8 up to 65528, per-(thread, CPU) events with
+ * inherit (per-task inherit events with cpu = -1 cannot be mapped).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf_event.h"
+#include "perf_record.h"
+#include "proc_maps.h"
+
+uint64_t sp__perf_sample_type(const struct sp__perf_cfg *cfg)
+{
+	uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+		      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+		      PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER |
+		      PERF_SAMPLE_STACK_USER;
+
+	if (cfg->kernel)
+		st |= PERF_SAMPLE_CALLCHAIN;
+	return st;
+}
+
+void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
+		   struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = cfg->hz;
+	a->sample_type = sp__perf_sample_type(cfg);
+	a->sample_regs_user = SP__PERF_REGS_MASK;
+	a->sample_stack_user = cfg->stack_size;
+	a->disabled = 1;
+	a->enable_on_exec = on_exec;
+	a->inherit = 1;
+	/* Without child following, only threads inherit the events. */
+	a->inherit_thread = !cfg->children && cfg->inherit_thread;
+	a->exclude_kernel = !cfg->kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_user = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)cfg->wakeup_bytes;
+}
+
+static int open_once(const struct sp__perf_cfg *cfg, int32_t tid, int cpu,
+		     bool on_exec)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	sp__perf_attr(cfg, on_exec, &a);
+	fd = syscall(SYS_perf_event_open, &a, (pid_t)tid, cpu, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static bool raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return false;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
+}
+
+int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec)
+{
+	int fd = open_once(cfg, tid, cpu, on_exec);
+
+	if (fd == -EMFILE && !cfg->emfile_raised) {
+		cfg->emfile_raised = true;
+		if (raise_nofile())
+			fd = open_once(cfg, tid, cpu, on_exec);
+	}
+	if ((fd == -EACCES || fd == -EPERM) && cfg->kernel) {
+		cfg->kernel = false;
+		fd = open_once(cfg, tid, cpu, on_exec);
+	}
+	if (fd == -EINVAL && !cfg->children && cfg->inherit_thread) {
+		cfg->inherit_thread = false; /* kernels before 5.13 */
+		fd = open_once(cfg, tid, cpu, on_exec);
+		if (fd < 0)
+			cfg->inherit_thread = true;
+	}
+	return fd;
+}
+
+static int parse_cpu_list(const char *s, int *cpus, int cap)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0)
+			return -EINVAL;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -EINVAL;
+			s = end;
+		}
+		for (; a <= b && n < cap; a++)
+			cpus[n++] = (int)a;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+int sp__perf_online_cpus(int *cpus, int cap)
+{
+	char buf[4096];
+	ssize_t n = sp__proc_read("/sys/devices/system/cpu/online", buf,
+				  sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return parse_cpu_list(buf, cpus, cap);
+}
+
+long sp__perf_max_rate(void)
+{
+	char buf[64];
+	ssize_t n = sp__proc_read("/proc/sys/kernel/perf_event_max_sample_rate",
+				  buf, sizeof(buf));
+	char *end;
+	long v;
+
+	if (n < 0)
+		return (long)n;
+	v = strtol(buf, &end, 10);
+	if (end == buf || v <= 0)
+		return -EINVAL;
+	return v;
+}
+
+size_t sp__perf_record_bytes(const struct sp__perf_cfg *cfg)
+{
+	/* header, 6 fixed u64s, abi, 20 regs, size, data, dyn_size */
+	size_t n = 8 + 6 * 8 + 8 + 20 * 8 + 8 + cfg->stack_size + 8;
+
+	if (cfg->kernel)
+		n += 8 + 8 * 512; /* nr + a generous kernel callchain */
+	return n < 65535u ? n : 65535u;
+}
+
+size_t sp__perf_ring_bytes(const struct sp__perf_cfg *cfg, uint64_t samples,
+			   size_t cap_bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rec = sp__perf_record_bytes(cfg), want, bytes = page;
+
+	if (rec < page)
+		rec = page;
+	want = samples > cap_bytes / rec ? cap_bytes : (size_t)samples * rec;
+	if (want < 65536)
+		want = 65536;
+	while (bytes < want && bytes <= cap_bytes / 2)
+		bytes *= 2;
+	while (bytes > cap_bytes)
+		bytes /= 2;
+	return bytes >= rec && bytes >= page ? bytes : 0;
+}

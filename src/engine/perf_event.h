@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_event_open: the attr, fallbacks, online CPUs and ring sizing. */
+#ifndef SP_ENGINE_PERF_EVENT_H
+#define SP_ENGINE_PERF_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+/** struct sp__perf_cfg is what every event of one recorder shares. */
+struct sp__perf_cfg {
+	uint32_t hz;
+	uint32_t stack_size;
+	bool kernel; /* still true after the first open if kernel allowed */
+	bool children;
+	bool inherit_thread; /* cleared if the kernel refuses it */
+	uint64_t wakeup_bytes;
+	bool emfile_raised;
+};
+
+/* The sample_type the config implies. */
+uint64_t sp__perf_sample_type(const struct sp__perf_cfg *cfg);
+
+/* Fills @attr for @cfg (disabled; @on_exec sets enable_on_exec). */
+void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
+		   struct perf_event_attr *attr);
+
+/*
+ * Opens one event for (@tid, @cpu), retrying user-only when kernel
+ * sampling is refused (clearing cfg->kernel), without inherit_thread when
+ * unsupported, and once after raising RLIMIT_NOFILE on EMFILE.
+ * Returns the fd or -errno.
+ */
+int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec);
+
+/*
+ * Online CPU ids from /sys/devices/system/cpu/online (sparse ids kept).
+ * Returns the count stored (at most @cap) or -errno.
+ */
+int sp__perf_online_cpus(int *cpus, int cap);
+
+/* /proc/sys/kernel/perf_event_max_sample_rate, or -errno. */
+long sp__perf_max_rate(void);
+
+/*
+ * Data bytes of one ring: @samples records of the configured size, rounded
+ * up to a power of two of pages, at least one full record and 64 KiB, at
+ * most @cap_bytes. Returns 0 when one record does not fit in @cap_bytes.
+ */
+size_t sp__perf_ring_bytes(const struct sp__perf_cfg *cfg, uint64_t samples,
+			   size_t cap_bytes);
+
+/* Size of the biggest sample record @cfg can produce (estimate). */
+size_t sp__perf_record_bytes(const struct sp__perf_cfg *cfg);
+
+#endif /* SP_ENGINE_PERF_EVENT_H */

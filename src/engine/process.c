@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-process state: module generations, unwinder mappings, lifecycle. */
+
+/*
+ * Modules are kept in insertion order in a small vector per process (a
+ * process has tens of executable mappings); the unwinder's sorted array is
+ * rebuilt from it only when a change marks it dirty, which happens off
+ * the per-sample path. A module's file is prepared for unwinding when it
+ * appears, so the first sample through it does not parse ELF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "logging.h"
+#include "proc_maps.h"
+#include "process.h"
+
+void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
+		    struct sp_writer *writer, struct sp_unwinder *unwinder)
+{
+	memset(procs, 0, sizeof(*procs));
+	procs->mem = mem;
+	procs->writer = writer;
+	procs->unwinder = unwinder;
+	sp__vec_init(&procs->list, sizeof(struct sp__process *));
+}
+
+static char *dup_str(const struct sp__mem *mem, const char *s, size_t len)
+{
+	char *d = sp__mem_alloc(mem, len + 1);
+
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
+static void module_fini(const struct sp__mem *mem, struct sp__module *m)
+{
+	if (m->unwind_path && m->unwind_path != m->path)
+		sp__mem_free(mem, m->unwind_path, strlen(m->unwind_path) + 1);
+	sp__mem_free(mem, m->path, m->path_len + 1);
+}
+
+static void process_free(const struct sp__mem *mem, struct sp__process *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->modules.len; i++)
+		module_fini(mem, sp__vec_at(&p->modules, i));
+	sp__process_close_events(p, -1);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	sp__vec_fini(&p->modules, mem);
+	sp__vec_fini(&p->maps, mem);
+	sp__vec_fini(&p->events, mem);
+	sp__mem_free(mem, p, sizeof(*p));
+}
+
+void sp__procs_fini(struct sp__procs *procs)
+{
+	size_t i;
+
+	for (i = 0; i < procs->list.len; i++)
+		process_free(procs->mem, *(struct sp__process **)sp__vec_at(
+						 &procs->list, i));
+	sp__vec_fini(&procs->list, procs->mem);
+}
+
+struct sp__process *sp__procs_find(const struct sp__procs *procs, int32_t pid)
+{
+	size_t i;
+
+	/* Newest first: a reused pid's live generation wins. */
+	for (i = procs->list.len; i-- > 0;) {
+		struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&procs->list, i);
+
+		if (p->pid == pid)
+			return p;
+	}
+	return NULL;
+}
+
+int sp__procs_add(struct sp__procs *procs, int32_t pid,
+		  struct sp__process **out)
+{
+	struct sp__process *p = sp__mem_calloc(procs->mem, 1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->pidfd = -1;
+	sp__vec_init(&p->modules, sizeof(struct sp__module));
+	sp__vec_init(&p->maps, sizeof(struct sp_mapping));
+	sp__vec_init(&p->events, sizeof(int));
+	if (sp__vec_push(&procs->list, procs->mem, &p)) {
+		process_free(procs->mem, p);
+		return -ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+void sp__procs_remove(struct sp__procs *procs, struct sp__process *proc)
+{
+	size_t i;
+
+	for (i = 0; i < procs->list.len; i++) {
+		struct sp__process **slot = sp__vec_at(&procs->list, i);
+
+		if (*slot != proc)
+			continue;
+		memmove(slot, slot + 1,
+			(procs->list.len - i - 1) * sizeof(*slot));
+		procs->list.len--;
+		break;
+	}
+	process_free(procs->mem, proc);
+}
+
+void sp__process_close_events(struct sp__process *proc, int epfd)
+{
+	size_t i;
+
+	for (i = 0; i < proc->events.len; i++) {
+		int fd = *(int *)sp__vec_at(&proc->events, i);
+
+		/* mmaps hold the file, so a plain close would leave it polled. */
+		if (epfd >= 0)
+			epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+		close(fd);
+	}
+	proc->events.len = 0;
+}
+
+static bool desc_is_deleted(const struct sp__map_desc *d)
+{
+	static const char sfx[] = " (deleted)";
+	size_t n = sizeof(sfx) - 1;
+
+	return d->path_len > n &&
+	       memcmp(d->path + d->path_len - n, sfx, n) == 0;
+}
+
+static int module_fill(const struct sp__procs *procs, int32_t pid,
+		       const struct sp__map_desc *d, struct sp__module *m)
+{
+	char buf[96];
+
+	memset(m, 0, sizeof(*m));
+	m->start = d->start;
+	m->end = d->end;
+	m->offset = d->offset;
+	m->inode = d->inode;
+	m->inode_generation = d->inode_generation;
+	m->dev_major = d->dev_major;
+	m->dev_minor = d->dev_minor;
+	m->path_len = d->path_len;
+	m->path = dup_str(procs->mem, d->path, d->path_len);
+	if (!m->path)
+		return -ENOMEM;
+	m->unwind_path = m->path;
+	if (d->path_len == 6 && memcmp(d->path, "[vdso]", 6) == 0)
+		m->flags |= SP_MAPPING_VDSO;
+	if (!desc_is_deleted(d))
+		return 0;
+	/* The name is gone; the mapped file stays readable through map_files. */
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)d->start, (unsigned long long)d->end);
+	m->unwind_path = dup_str(procs->mem, buf, strlen(buf));
+	if (!m->unwind_path) {
+		m->unwind_path = NULL;
+		module_fini(procs->mem, m);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void module_to_mapping(const struct sp__module *m, struct sp_mapping *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->start = m->start;
+	o->end = m->end;
+	o->file_offset = m->offset;
+	o->inode = m->inode;
+	o->dev_major = m->dev_major;
+	o->dev_minor = m->dev_minor;
+	o->path = m->unwind_path;
+	o->module_id = m->id;
+	o->flags = m->flags;
+}
+
+/* Writes @m's module record, then prepares its unwind table. */
+static int module_emit(struct sp__procs *procs, struct sp__process *proc,
+		       struct sp__module *m)
+{
+	struct sp_module rec;
+	struct sp_mapping map;
+	int err;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.start = m->start;
+	rec.end = m->end;
+	rec.file_offset = m->offset;
+	rec.inode = m->inode;
+	rec.inode_generation = m->inode_generation;
+	rec.dev_major = m->dev_major;
+	rec.dev_minor = m->dev_minor;
+	rec.pid = proc->pid;
+	rec.path = m->path;
+	rec.path_len = m->path_len;
+	err = sp_writer_module(procs->writer, &rec, &m->id);
+	if (err)
+		return err;
+	err = sp__vec_push(&proc->modules, procs->mem, m);
+	if (err)
+		return err;
+	proc->maps_dirty = true;
+	if (!procs->unwinder)
+		return 0;
+	module_to_mapping(m, &map);
+	err = sp_unwinder_prepare(procs->unwinder, &map);
+	if (err)
+		sp__log(procs->logger, SP_LOG_DEBUG,
+			"unwind table of %s (pid %d): %s", m->path, proc->pid,
+			sp_strerror(err));
+	return 0;
+}
+
+static int module_add(struct sp__procs *procs, struct sp__process *proc,
+		      const struct sp__map_desc *d)
+{
+	struct sp__module m;
+	int err = module_fill(procs, proc->pid, d, &m);
+
+	if (err)
+		return err;
+	err = module_emit(procs, proc, &m);
+	if (err)
+		module_fini(procs->mem, &m);
+	return err;
+}
+
+static bool module_same(const struct sp__module *m,
+			const struct sp__map_desc *d)
+{
+	return m->start == d->start && m->end == d->end &&
+	       m->offset == d->offset && m->inode == d->inode &&
+	       m->dev_major == d->dev_major && m->dev_minor == d->dev_minor &&
+	       m->path_len == d->path_len &&
+	       memcmp(m->path, d->path, d->path_len) == 0;
+}
+
+/* A surviving piece [start, end) of module @m, as a new mapping. */
+static int fragment_add(struct sp__procs *procs, struct sp__process *proc,
+			const struct sp__module *m, uint64_t start,
+			uint64_t end)
+{
+	struct sp__map_desc d = {
+		.start = start,
+		.end = end,
+		.offset = m->offset + (start - m->start),
+		.inode = m->inode,
+		.inode_generation = m->inode_generation,
+		.dev_major = m->dev_major,
+		.dev_minor = m->dev_minor,
+		.path = m->path,
+		.path_len = m->path_len,
+	};
+
+	return module_add(procs, proc, &d);
+}
+
+/* Retires module @i of @proc and re-adds what lies outside [start, end). */
+static int module_split(struct sp__procs *procs, struct sp__process *proc,
+			size_t i, uint64_t start, uint64_t end)
+{
+	struct sp__module old =
+		*(struct sp__module *)sp__vec_at(&proc->modules, i);
+	int err = sp_writer_deactivate_module(procs->writer, old.id);
+
+	if (err)
+		return err;
+	memmove(sp__vec_at(&proc->modules, i),
+		sp__vec_at(&proc->modules, i + 1),
+		(proc->modules.len - i - 1) * sizeof(old));
+	proc->modules.len--;
+	proc->maps_dirty = true;
+	if (old.start < start)
+		err = fragment_add(procs, proc, &old, old.start, start);
+	if (!err && end < old.end)
+		err = fragment_add(procs, proc, &old, end, old.end);
+	module_fini(procs->mem, &old);
+	return err;
+}
+
+int sp__process_map(struct sp__procs *procs, struct sp__process *proc,
+		    const struct sp__map_desc *d)
+{
+	size_t i;
+	int err;
+
+	if (d->end <= d->start)
+		return -EINVAL;
+	for (i = 0; i < proc->modules.len; i++) {
+		const struct sp__module *m = sp__vec_at(&proc->modules, i);
+
+		if (module_same(m, d))
+			return 0;
+	}
+	/* Splitting appends fragments at the end, past this scan's range. */
+	for (i = proc->modules.len; i-- > 0;) {
+		const struct sp__module *m = sp__vec_at(&proc->modules, i);
+
+		if (m->start >= d->end || d->start >= m->end)
+			continue;
+		err = module_split(procs, proc, i, d->start, d->end);
+		if (err)
+			return err;
+	}
+	return module_add(procs, proc, d);
+}
+
+int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
+{
+	size_t i;
+	int err;
+
+	err = sp_writer_deactivate_process(procs->writer, proc->pid);
+	if (err)
+		return err;
+	for (i = 0; i < proc->modules.len; i++)
+		module_fini(procs->mem, sp__vec_at(&proc->modules, i));
+	proc->modules.len = 0;
+	proc->maps_dirty = true;
+	return 0;
+}
+
+int sp__process_clone_modules(struct sp__procs *procs,
+			      const struct sp__process *parent,
+			      struct sp__process *child)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < parent->modules.len; i++) {
+		const struct sp__module *m = sp__vec_at(&parent->modules, i);
+		struct sp__map_desc d = {
+			.start = m->start,
+			.end = m->end,
+			.offset = m->offset,
+			.inode = m->inode,
+			.inode_generation = m->inode_generation,
+			.dev_major = m->dev_major,
+			.dev_minor = m->dev_minor,
+			.path = m->path,
+			.path_len = m->path_len,
+		};
+
+		err = sp__process_map(procs, child, &d);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct sp_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
+			 const struct sp_mapping **maps, size_t *nmaps)
+{
+	size_t i;
+
+	if (proc->maps_dirty) {
+		proc->maps.len = 0;
+		if (sp__vec_reserve(&proc->maps, procs->mem, proc->modules.len))
+			return -ENOMEM;
+		for (i = 0; i < proc->modules.len; i++)
+			module_to_mapping(sp__vec_at(&proc->modules, i),
+					  sp__vec_at(&proc->maps, i));
+		proc->maps.len = proc->modules.len;
+		qsort(proc->maps.data, proc->maps.len,
+		      sizeof(struct sp_mapping), map_cmp);
+		proc->maps_dirty = false;
+	}
+	*maps = proc->maps.data;
+	*nmaps = proc->maps.len;
+	return 0;
+}
+
+/* Reads all of @path into @buf (grown as needed, NUL-terminated). */
+static int read_all(const struct sp__mem *mem, const char *path,
+		    struct sp__vec *buf)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	buf->len = 0;
+	for (;;) {
+		if (sp__vec_reserve(buf, mem, 4096)) {
+			err = -ENOMEM;
+			break;
+		}
+		n = fread((char *)buf->data + buf->len, 1,
+			  buf->cap - buf->len - 1, f);
+		buf->len += n;
+		if (n == 0) {
+			err = ferror(f) ? -EIO : 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (!err)
+		((char *)buf->data)[buf->len] = '\0';
+	return err;
+}
+
+static int load_line(struct sp__procs *procs, struct sp__process *proc,
+		     const char *line, size_t len)
+{
+	struct sp__maps_entry e;
+	struct sp__map_desc d;
+
+	if (sp__maps_parse_line(line, len, &e) || !sp__maps_is_tracked(&e))
+		return 0; /* malformed or not executable: skipped */
+	memset(&d, 0, sizeof(d));
+	d.start = e.start;
+	d.end = e.end;
+	d.offset = e.offset;
+	d.inode = e.inode;
+	d.dev_major = e.dev_major;
+	d.dev_minor = e.dev_minor;
+	d.path = e.path;
+	d.path_len = e.path_len;
+	return sp__process_map(procs, proc, &d);
+}
+
+int sp__process_load_maps(struct sp__procs *procs, struct sp__process *proc)
+{
+	struct sp__vec buf;
+	char path[64];
+	const char *p, *nl;
+	int err;
+
+	sp__vec_init(&buf, 1);
+	snprintf(path, sizeof(path), "/proc/%d/maps", proc->pid);
+	err = read_all(procs->mem, path, &buf);
+	for (p = buf.data; !err && p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		err = load_line(procs, proc, p, (size_t)(nl - p));
+		if (!*nl)
+			break;
+	}
+	sp__vec_fini(&buf, procs->mem);
+	return err;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-process state: module generations, unwinder mappings, lifecycle. */
+#ifndef SP_ENGINE_PROCESS_H
+#define SP_ENGINE_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <stackpulse/unwind.h>
+#include <stackpulse/writer.h>
+
+#include "mem.h"
+#include "vec.h"
+
+/*
+ * Each tracked process owns its active modules (the ones not yet retired
+ * by a tag 7/8 record) and a sorted sp_mapping array for the unwinder,
+ * rebuilt lazily after a module change. Every module change goes to the
+ * spool writer at once, in record order, so the spool's module generations
+ * match what samples saw.
+ */
+
+/** struct sp__module is one active module generation of a process. */
+struct sp__module {
+	uint32_t id;	/* spool module id */
+	uint32_t flags; /* SP_MAPPING_* */
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;
+	uint64_t inode;
+	uint64_t inode_generation;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	char *path; /* verbatim, NUL-terminated */
+	size_t path_len;
+	char *unwind_path; /* where to read the file (map_files for deleted) */
+};
+
+enum sp__proc_state {
+	SP__PROC_ALIVE = 0,
+	SP__PROC_DYING = 1, /* group death seen, records may still be queued */
+	SP__PROC_EXITED = 2,
+};
+
+/** struct sp__process is one tracked thread group. */
+struct sp__process {
+	int32_t pid;
+	uint64_t starttime;
+	int pidfd;
+	enum sp__proc_state state;
+	bool leader_exited;
+	bool maps_dirty;
+	struct sp__vec modules; /* struct sp__module */
+	struct sp__vec maps;	/* struct sp_mapping, sorted by start */
+	struct sp__vec events;	/* int perf fds of this process */
+	uint64_t last_reconcile_ns;
+};
+
+/** struct sp__procs is the process table and what module changes feed. */
+struct sp__procs {
+	const struct sp__mem *mem;
+	const struct sp_logger *logger;
+	struct sp_writer *writer;
+	struct sp_unwinder *unwinder;
+	struct sp__vec list; /* struct sp__process * */
+};
+
+void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
+		    struct sp_writer *writer, struct sp_unwinder *unwinder);
+void sp__procs_fini(struct sp__procs *procs);
+
+/* The tracked process @pid (exited ones included), or NULL. */
+struct sp__process *sp__procs_find(const struct sp__procs *procs, int32_t pid);
+
+/* Adds an empty process; Returns 0 or -ENOMEM. */
+int sp__procs_add(struct sp__procs *procs, int32_t pid,
+		  struct sp__process **out);
+
+/* Removes and frees @proc (its fds are closed). */
+void sp__procs_remove(struct sp__procs *procs, struct sp__process *proc);
+
+/** struct sp__map_desc describes a new executable mapping. */
+struct sp__map_desc {
+	uint64_t start;
+	uint64_t end;
+	uint64_t offset;
+	uint64_t inode;
+	uint64_t inode_generation;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	const char *path;
+	size_t path_len;
+};
+
+/*
+ * Records a mapping of @proc: identical active mappings are kept as they
+ * are; overlapped modules are retired (tag 8) and the parts that survive
+ * are written again as new modules; then the new module is written.
+ * Returns 0 or a writer error / -ENOMEM.
+ */
+int sp__process_map(struct sp__procs *procs, struct sp__process *proc,
+		    const struct sp__map_desc *desc);
+
+/* Retires every module of @proc (tag 7), e.g. on exec or death. */
+int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc);
+
+/* Registers every tracked entry of /proc/PID/maps. 0, -errno, writer error. */
+int sp__process_load_maps(struct sp__procs *procs, struct sp__process *proc);
+
+/* Gives @child copies of @parent's modules (written with the child's pid). */
+int sp__process_clone_modules(struct sp__procs *procs,
+			      const struct sp__process *parent,
+			      struct sp__process *child);
+
+/* The sorted mappings for the unwinder (rebuilt if stale). */
+int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
+			 const struct sp_mapping **maps, size_t *nmaps);
+
+/* Removes the process's perf fds from @epfd (if >= 0) and closes them. */
+void sp__process_close_events(struct sp__process *proc, int epfd);
+
+#endif /* SP_ENGINE_PROCESS_H */

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/* The Recorder API: options, lifetime, enable/disable, flush, liveness. */
+
+/*
+ * Options are validated up front (rate against the kernel maximum, stack
+ * size, threads = 0 only), then the writer, unwinder, epoll and CPU list
+ * are set up. Targets come later through sp_recorder_attach(). The
+ * recorder starts enabled: attached processes sample at once.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "perf_event.h"
+#include "recorder_internal.h"
+
+#define CPUS_MAX 4096
+
+/* Bytes past the fields we know must be zero (a newer caller's fields). */
+static int opts_tail_check(const struct sp_recorder_opts *o)
+{
+	const unsigned char *p = (const unsigned char *)o;
+	size_t i;
+
+	if (o->size < sizeof(size_t))
+		return -EINVAL;
+	for (i = sizeof(*o); i < o->size; i++)
+		if (p[i])
+			return -EINVAL;
+	return 0;
+}
+
+static int opts_check(const struct sp_recorder_opts *o)
+{
+	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
+			 SP_RECORDER_ZSTD))
+		return -EINVAL;
+	if (o->threads)
+		return -EOPNOTSUPP; /* inline mode only so far */
+	if (o->stack_size > 65528)
+		return -EINVAL;
+	return 0;
+}
+
+static int rate_resolve(uint32_t want, uint32_t *hz)
+{
+	long max = sp__perf_max_rate();
+
+	if (want == 0)
+		want = 999;
+	if (want == SP_RATE_MAX) {
+		if (max < 0)
+			return (int)max;
+		*hz = (uint32_t)max;
+		return 0;
+	}
+	if (max > 0 && want > (uint64_t)max)
+		return SP_EFREQ;
+	*hz = want;
+	return 0;
+}
+
+static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
+{
+	uint32_t stack = o->stack_size ? o->stack_size : 32768;
+	int err = rate_resolve(o->sample_hz, &rec->cfg.hz);
+
+	if (err)
+		return err;
+	rec->cfg.stack_size = (stack + 7) & ~7u;
+	rec->cfg.kernel = !!(o->flags & SP_RECORDER_KERNEL);
+	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
+	rec->cfg.inherit_thread = true;
+	rec->ring_samples = o->ring_samples ? o->ring_samples : 256;
+	rec->sample_type = sp__perf_sample_type(&rec->cfg);
+	rec->sum.kernel_enabled = rec->cfg.kernel;
+	return 0;
+}
+
+static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
+{
+	struct sp_unwinder_opts uo = { .size = sizeof(uo) };
+	int cpus[CPUS_MAX], n, i, err;
+
+	uo.allocator = o->allocator;
+	uo.logger = o->logger;
+	err = sp_unwinder_new(&uo, &rec->unwinder);
+	if (err)
+		return err;
+	n = sp__perf_online_cpus(cpus, CPUS_MAX);
+	if (n <= 0)
+		return n < 0 ? n : -ENODEV;
+	rec->ncpus = n;
+	rec->cpus = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
+	rec->cpu_ring = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
+	rec->scratch = sp__mem_alloc(&rec->mem, SP__RING_RECORD_MAX);
+	rec->frames = sp__mem_calloc(&rec->mem, SP__FRAMES_MAX,
+				     sizeof(struct sp_frame));
+	if (!rec->cpus || !rec->cpu_ring || !rec->scratch || !rec->frames)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		rec->cpus[i] = cpus[i];
+		rec->cpu_ring[i] = -1;
+	}
+	rec->epfd = epoll_create1(EPOLL_CLOEXEC);
+	return rec->epfd < 0 ? -errno : 0;
+}
+
+static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
+		      const struct sp_recorder_opts *o)
+{
+	struct sp_writer_opts wo = { .size = sizeof(wo) };
+	int err;
+
+	if (o->flags & SP_RECORDER_ZSTD) {
+		err = sp_sink_new_zstd(sink, 0, o->allocator, &sink);
+		if (err)
+			return err;
+	}
+	wo.allocator = o->allocator;
+	wo.start_timestamp_us = o->start_timestamp_us;
+	wo.sample_interval_us = o->sample_interval_us;
+	return sp_writer_new(sink, &wo, &rec->writer);
+}
+
+int sp_recorder_open_sink(struct sp_sink *sink,
+			  const struct sp_recorder_opts *opts,
+			  struct sp_recorder **out)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp__mem mem;
+	struct sp_recorder *rec;
+	int err;
+
+	err = opts ? opts_tail_check(opts) : 0;
+	if (opts && !err)
+		memcpy(&o, opts,
+		       opts->size < sizeof(o) ? opts->size : sizeof(o));
+	o.size = sizeof(o);
+	if (!out || !sink || err || (err = opts_check(&o))) {
+		sp_sink_free(sink);
+		return !out || !sink ? -EINVAL : err;
+	}
+	sp__mem_init(&mem, o.allocator);
+	rec = sp__mem_calloc(&mem, 1, sizeof(*rec));
+	if (!rec) {
+		sp_sink_free(sink);
+		return -ENOMEM;
+	}
+	rec->mem = mem;
+	rec->logger = o.logger;
+	rec->epfd = -1;
+	rec->enabled = true;
+	sp__vec_init(&rec->rings, sizeof(struct sp__ring));
+	sp__merge_init(&rec->merge, &rec->mem);
+	err = cfg_init(rec, &o);
+	if (err)
+		sp_sink_free(sink);
+	else
+		err = writer_new(rec, sink, &o);
+	if (!err)
+		err = parts_new(rec, &o);
+	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
+	rec->procs.logger = rec->logger;
+	if (err) {
+		sp_recorder_close(rec);
+		return err;
+	}
+	*out = rec;
+	return 0;
+}
+
+int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
+		     struct sp_recorder **out)
+{
+	const struct sp_allocator *a = NULL;
+	struct sp_sink *sink;
+	int err;
+
+	if (!path || !out)
+		return -EINVAL;
+	if (opts && opts->size >= sizeof(size_t) + sizeof(void *))
+		a = opts->allocator;
+	err = sp_sink_open_file(path, a, &sink);
+	if (err)
+		return err;
+	return sp_recorder_open_sink(sink, opts, out);
+}
+
+int sp_recorder_enable(struct sp_recorder *rec)
+{
+	return rec ? sp__recorder_set_enabled(rec, true) : -EINVAL;
+}
+
+int sp_recorder_disable(struct sp_recorder *rec)
+{
+	return rec ? sp__recorder_set_enabled(rec, false) : -EINVAL;
+}
+
+int sp_recorder_flush(struct sp_recorder *rec)
+{
+	int err, ferr;
+
+	if (!rec)
+		return -EINVAL;
+	if (rec->finished)
+		return 0;
+	err = sp__recorder_drain(rec);
+	if (!err)
+		err = sp__recorder_release(rec, UINT64_MAX);
+	sp__recorder_reap(rec);
+	ferr = sp_writer_flush(rec->writer);
+	return err ? err : ferr;
+}
+
+int sp_recorder_finish(struct sp_recorder *rec)
+{
+	int err, ferr;
+
+	if (!rec)
+		return -EINVAL;
+	if (rec->finished)
+		return 0;
+	sp__recorder_set_enabled(rec, false);
+	err = sp_recorder_flush(rec);
+	ferr = sp_writer_finish(rec->writer);
+	rec->finished = true;
+	return err ? err : ferr;
+}
+
+static struct sp__process *attached(const struct sp_recorder *rec, int32_t pid)
+{
+	return sp__procs_find(&rec->procs, pid);
+}
+
+int sp_recorder_process_is_active(struct sp_recorder *rec, int32_t pid)
+{
+	struct sp__process *p;
+
+	if (!rec || pid <= 0)
+		return -EINVAL;
+	p = attached(rec, pid);
+	return p ? sp__process_alive(p) : -EINVAL;
+}
+
+int sp_recorder_active_process_count(struct sp_recorder *rec)
+{
+	size_t i;
+	int n = 0, alive;
+
+	if (!rec)
+		return -EINVAL;
+	for (i = 0; i < rec->procs.list.len; i++) {
+		alive = sp__process_alive(*(
+			struct sp__process **)sp__vec_at(&rec->procs.list, i));
+		if (alive < 0)
+			return alive;
+		n += alive;
+	}
+	return n;
+}
+
+void sp_recorder_summary(const struct sp_recorder *rec,
+			 struct sp_recording_summary *out)
+{
+	if (!rec || !out)
+		return;
+	*out = rec->sum;
+	memcpy(out->errors, rec->sum.errors, sizeof(out->errors));
+	for (size_t i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		out->errors[i] += rec->ustats.errors[i];
+	memcpy(out->fallbacks, rec->ustats.fallbacks, sizeof(out->fallbacks));
+}
+
+void sp_recorder_close(struct sp_recorder *rec)
+{
+	struct sp__mem mem;
+	size_t i;
+
+	if (!rec)
+		return;
+	mem = rec->mem;
+	sp__procs_fini(&rec->procs);
+	for (i = 0; i < rec->rings.len; i++) {
+		struct sp__ring *r = sp__vec_at(&rec->rings, i);
+
+		sp__ring_unmap(r);
+		close(r->owner_fd);
+	}
+	sp__vec_fini(&rec->rings, &mem);
+	sp__merge_fini(&rec->merge);
+	if (rec->epfd >= 0)
+		close(rec->epfd);
+	sp_writer_free(rec->writer);
+	sp_unwinder_free(rec->unwinder);
+	sp__mem_free(&mem, rec->cpus, (size_t)rec->ncpus * sizeof(int));
+	sp__mem_free(&mem, rec->cpu_ring, (size_t)rec->ncpus * sizeof(int));
+	sp__mem_free(&mem, rec->scratch, SP__RING_RECORD_MAX);
+	sp__mem_free(&mem, rec->frames,
+		     SP__FRAMES_MAX * sizeof(struct sp_frame));
+	sp__mem_free(&mem, rec, sizeof(*rec));
+}

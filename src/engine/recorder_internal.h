@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* The recorder object shared by the engine's files. */
+#ifndef SP_ENGINE_RECORDER_INTERNAL_H
+#define SP_ENGINE_RECORDER_INTERNAL_H
+
+#include <stackpulse/recorder.h>
+#include <stackpulse/writer.h>
+
+#include "mem.h"
+#include "merge.h"
+#include "perf_event.h"
+#include "process.h"
+#include "ring.h"
+#include "vec.h"
+
+/*
+ * Inline mode: one struct, driven by the caller's thread. Rings are
+ * indexed per CPU through @cpu_ring; a ring keeps the event it was mapped
+ * from open for its whole life, so later events can SET_OUTPUT into it
+ * even after the first task exits.
+ */
+
+/* Kinds of epoll registrations (high 32 bits of epoll_data.u64). */
+#define SP__EP_EVENT 1ull
+#define SP__EP_PIDFD 2ull
+
+/* Per-CPU ring budgets (stackpulse 0.10.2). */
+#define SP__RING_CPU_MAX (256ull << 20)
+#define SP__RING_TOTAL_MAX (1ull << 30)
+
+/* Frames per sample: kernel callchain (perf caps at 127) + user frames. */
+#define SP__FRAMES_MAX 2048
+
+struct sp_recorder {
+	struct sp__mem mem;
+	const struct sp_logger *logger;
+	struct sp_writer *writer;
+	struct sp_unwinder *unwinder;
+	struct sp__procs procs;
+	struct sp__merge merge;
+	struct sp__perf_cfg cfg;
+	uint64_t sample_type; /* fixed by the first open */
+	bool sample_type_fixed;
+	uint64_t ring_samples;
+	uint64_t ring_bytes_total;
+	int *cpus;
+	int ncpus;
+	struct sp__vec rings; /* struct sp__ring */
+	int *cpu_ring;	      /* index into rings per cpu slot, -1 = none */
+	int epfd;
+	void *scratch;		 /* SP__RING_RECORD_MAX bytes */
+	struct sp_frame *frames; /* SP__FRAMES_MAX */
+	struct sp_recording_summary sum;
+	struct sp_unwind_stats ustats;
+	struct sp_poll_summary poll;
+	bool enabled;
+	bool finished;
+	bool pending_readable;
+};
+
+/** struct sp__qsample is a sample as queued (stack bytes follow ips). */
+struct sp__qsample {
+	uint64_t ip;
+	uint64_t time;
+	int32_t pid;
+	int32_t tid;
+	uint32_t cpu;
+	uint32_t misc;
+	uint64_t nr_ips;
+	uint64_t stack_len;
+	struct sp_regs regs;
+};
+
+/* poll.c: draining rings into the merge queue and applying records. */
+int sp__recorder_drain(struct sp_recorder *rec);
+int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark);
+void sp__recorder_reap(struct sp_recorder *rec);
+
+/* apply.c: one ordered record's effect on state and spool. */
+int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len);
+
+/* sample.c: one queued sample to spool frames. */
+int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s);
+
+/* attach.c / events.c */
+int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
+			     int32_t tid, bool on_exec);
+int sp__recorder_set_enabled(struct sp_recorder *rec, bool on);
+/* Registers @fd of @kind (SP__EP_*) with the recorder's epoll. */
+int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind);
+/* Marks @proc finished: tag 7, fds closed, pidfd closed. */
+int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc);
+/* 1 alive, 0 gone, -errno. */
+int sp__process_alive(const struct sp__process *proc);
+
+#endif /* SP_ENGINE_RECORDER_INTERNAL_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* One mmap'd perf ring per CPU: reading records out of it. */
+#ifndef SP_ENGINE_RING_H
+#define SP_ENGINE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** struct sp__ring is a perf data ring mapped read-write (no overwrite). */
+struct sp__ring {
+	void *base; /* metadata page, then data */
+	size_t mmap_len;
+	size_t data_size; /* power of two */
+	int cpu;
+	int owner_fd; /* the event the ring was mapped from (kept open) */
+};
+
+/* Largest record a ring can hold: header.size is a u16. */
+#define SP__RING_RECORD_MAX 65536u
+
+/*
+ * Maps @data_bytes of ring data (a power of two of pages) from @fd, plus
+ * the metadata page. Returns 0 or -errno.
+ */
+int sp__ring_map(struct sp__ring *ring, int fd, int cpu, size_t data_bytes);
+void sp__ring_unmap(struct sp__ring *ring);
+
+/*
+ * Called once per record, in ring order. @rec is either in the ring or in
+ * @scratch (a record that wraps); it is valid only during the call.
+ * Returning non-zero stops the read; the record is then not consumed.
+ */
+typedef int (*sp__ring_fn)(void *ctx, const struct sp__ring *ring,
+			   const void *rec, size_t len);
+
+/*
+ * Reads every record written so far and releases the space. @scratch holds
+ * SP__RING_RECORD_MAX bytes. A header with an impossible size discards the
+ * rest of what was written (the ring cannot be resynchronised) and returns
+ * SP_ECORRUPT. Returns the number of records or a negative code.
+ */
+long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
+		   void *ctx);
+
+/* Whether unread records are waiting. */
+int sp__ring_has_data(const struct sp__ring *ring);
+
+#endif /* SP_ENGINE_RING_H */
