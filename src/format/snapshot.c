@@ -64,7 +64,8 @@ static struct sp__sample_rec *sample_slot(struct sp_snapshot *s,
 	size_t slot = s->nsamples & (SAMPLE_BLOCK - 1);
 	struct sp__sample_rec *block;
 
-	if (slot == 0) {
+	/* A block may exist already: calls that decoded nothing reuse it. */
+	if (slot == 0 && s->blocks.len <= s->nsamples >> SAMPLE_BLOCK_SHIFT) {
 		if (sp__vec_reserve(&s->blocks, &s->spool.mem, 1))
 			return NULL;
 		block = sp__mem_alloc(&s->spool.mem,
