@@ -26,6 +26,10 @@ static const struct spulse_cmd commands[] = {
 	  spulse_cmd_check, spulse_check_usage },
 	{ "dump", "print every record of a spool, readable or as JSON lines",
 	  spulse_cmd_dump, spulse_dump_usage },
+	{ "record", "sample a command or running processes into a spool",
+	  spulse_cmd_record, spulse_record_usage },
+	{ "report", "symbolize samples: top functions, stacks, folded, tree",
+	  spulse_cmd_report, spulse_report_usage },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* stackpulse: the Symbolizer (native, kernel, JIT and Python frames, shared cache). */
+#ifndef STACKPULSE_SYMBOLIZER_H
+#define STACKPULSE_SYMBOLIZER_H
+
+#include <stdbool.h>
+
+#include <stackpulse/alloc.h>
+#include <stackpulse/api.h>
+#include <stackpulse/log.h>
+#include <stackpulse/spool.h>
+#include <stackpulse/tail.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A Symbolizer turns the raw frames of a spool into names. Resolution order
+ * per frame (docs and research/stackpulse-features.md §1.10):
+ *   1. perf map <dir>/perf-<pid>.map, for user frames whose module is
+ *      unknown or an anonymous-class mapping, when allowed for the pid;
+ *   2. native ELF symbols (+ DWARF lines and inline frames) for file-backed
+ *      user modules, or the caller's native plug-in;
+ *   3. kernel symbols (kallsyms, System.map) for kernel frames;
+ *   4. an address-only fallback.
+ * Results are cached per (pid, frame) in a table that many threads read
+ * without locks; resolving a stack that was resolved before allocates
+ * nothing. Resolution may run on several threads at once;
+ * sp_symbolizer_update() and sp_symbolizer_free() must not.
+ */
+struct sp_symbolizer;
+
+enum sp_resolved_kind {
+	SP_RESOLVED_NATIVE = 0,
+	SP_RESOLVED_PYTHON = 1,
+	SP_RESOLVED_KERNEL = 2,
+	SP_RESOLVED_UNKNOWN = 3,
+};
+
+enum sp_symbol_origin {
+	SP_ORIGIN_ELF = 0,
+	SP_ORIGIN_PERF_MAP = 1,
+	SP_ORIGIN_KERNEL_SYMBOLS = 2,
+	SP_ORIGIN_ADDRESS_ONLY = 3,
+	SP_ORIGIN_PLUGIN = 4,
+};
+
+/* Flags of struct sp_resolved_frame (hints; no UI policy applied). */
+#define SP_RESOLVED_PYTHON_RUNTIME (1u << 0)
+#define SP_RESOLVED_HIDDEN_DEFAULT (1u << 2)
+#define SP_RESOLVED_JIT (1u << 3)
+#define SP_RESOLVED_TRUNCATED_STACK (1u << 4)
+#define SP_RESOLVED_EVAL_FRAME (1u << 5)
+
+/**
+ * struct sp_resolved_frame is one symbolized frame. A raw frame may expand
+ * to several (inline frames, innermost first: highest @inline_depth first).
+ *
+ * @name: function (or Python function) name; for address-only frames the
+ *   display text of §1.10 ("libfoo.so+0x1234", "[kernel]+0x...",
+ *   "<0x...>", "<stack truncated>"). Never NULL.
+ * @file / @line / @column: source location (NULL / 0 when unknown); for
+ *   Python frames the .py file.
+ * @module: module path or "[kernel]" / "[mod]" / perf map path; NULL when
+ *   no module.
+ * @offset: pc - symbol start (0 for address-only names).
+ * @pc: absolute address of the raw frame.
+ * Strings are borrowed: valid until sp_symbolizer_free() (or an update
+ * that invalidates the frame's process).
+ */
+struct sp_resolved_frame {
+	const char *name;
+	const char *file;
+	const char *module;
+	uint64_t pc;
+	uint64_t offset;
+	uint32_t line;
+	uint32_t column;
+	uint32_t kind; /* enum sp_resolved_kind */
+	uint32_t origin; /* enum sp_symbol_origin */
+	uint32_t flags; /* SP_RESOLVED_* */
+	uint32_t inline_depth; /* 0 = outermost (the real function) */
+	uint32_t frame_id; /* raw spool frame id it came from */
+	uint32_t module_id; /* SP_NO_MODULE when none */
+};
+
+/** One request of a native plug-in batch. */
+struct sp_native_lookup {
+	int32_t pid;
+	uint32_t module_id;
+	const struct sp_module *module;
+	uint64_t abs_ip;
+	uint64_t file_relative_ip;
+	uint64_t image_address; /* SVMA: address in the ELF's vaddr space, 0 if unknown */
+};
+
+/**
+ * struct sp_native_symbolizer is a caller-supplied native backend. @lookup
+ * must fill exactly one result per request (out[i] for lookups[i]): @name
+ * NULL for unresolved, strings copied by the library before @lookup
+ * returns. @retire_module (optional) is told when a module generation is
+ * retired.
+ */
+struct sp_native_symbolizer {
+	int (*lookup)(void *ctx, const struct sp_native_lookup *lookups,
+		      size_t n, struct sp_resolved_frame *out);
+	void (*retire_module)(void *ctx, uint32_t module_id);
+	void *ctx;
+};
+
+/* Flags of struct sp_symbolizer_opts. */
+#define SP_SYMBOLIZER_NO_PERF_MAPS 0x1u /* never read perf maps */
+#define SP_SYMBOLIZER_NO_KERNEL 0x2u /* no kernel symbols */
+#define SP_SYMBOLIZER_NO_INLINE 0x4u /* no inline frames */
+#define SP_SYMBOLIZER_NO_LINES 0x8u /* no DWARF at all (symbols only) */
+
+/**
+ * struct sp_symbolizer_opts configures sp_symbolizer_new(). Set @size to
+ * sizeof(struct sp_symbolizer_opts); zero fields mean defaults.
+ * @perf_map_dir: directory of perf-<pid>.map files (default /tmp).
+ * @perf_map_pids/@perf_map_pid_count: when non-zero, only these pids' maps
+ *   are read (PID-reuse safety: pass pids whose latest Python marker is on).
+ * @kallsyms_path: a preserved kallsyms file instead of the host's.
+ * @debug_dirs: colon-separated debug roots (default: $STACKPULSE_DEBUG_DIRS,
+ *   else /usr/lib/debug).
+ * @native: plug-in replacing the built-in ELF/DWARF backend.
+ */
+struct sp_symbolizer_opts {
+	size_t size;
+	const struct sp_allocator *allocator;
+	const struct sp_logger *logger;
+	uint32_t flags;
+	const char *perf_map_dir;
+	const int32_t *perf_map_pids;
+	size_t perf_map_pid_count;
+	const char *kallsyms_path;
+	const char *debug_dirs;
+	const struct sp_native_symbolizer *native;
+};
+
+/**
+ * sp_symbolizer_new creates a symbolizer for the modules and frames of
+ * @spool (from a Snapshot, Replay or Tail).
+ * @param spool Must outlive `symbolizer`.
+ * @return 0, -EINVAL, -ENOENT (explicit kallsyms file missing), -ENOMEM.
+ * Caller owns the result; free it with sp_symbolizer_free().
+ * Thread: any. Allocates: yes. Blocks: yes.
+ */
+SP_API int sp_symbolizer_new(const struct sp_spool *spool,
+			     const struct sp_symbolizer_opts *opts,
+			     struct sp_symbolizer **out);
+
+/**
+ * sp_symbolizer_free releases everything. NULL is a no-op.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API void sp_symbolizer_free(struct sp_symbolizer *symbolizer);
+
+/**
+ * sp_symbolizer_resolve_frame resolves raw frame @frame_id as seen by
+ * process @pid.
+ * @param out receives a pointer to the frame's resolved frames (inline
+ *        chain, innermost first). Borrowed: valid until sp_symbolizer_free()
+ *        or an sp_symbolizer_update() that invalidates @pid.
+ * @return the number of resolved frames (>= 1), -EINVAL (bad id), -ENOMEM.
+ * Thread: any. Allocates: only on first resolution. Blocks: only then.
+ */
+SP_API int sp_symbolizer_resolve_frame(struct sp_symbolizer *symbolizer,
+				       uint32_t frame_id, int32_t pid,
+				       const struct sp_resolved_frame **out);
+
+/**
+ * sp_symbolizer_resolve_stack resolves stack node @stack (leaf to root)
+ * for process @pid and stores up to @cap pointers to resolved frames,
+ * leaf first with inline frames expanded innermost first.
+ * @return the total number of resolved frames (may exceed @cap), -EINVAL,
+ *         -ENOMEM.
+ * Thread: any. Allocates: only for frames never resolved before.
+ */
+SP_API int sp_symbolizer_resolve_stack(struct sp_symbolizer *symbolizer,
+				       uint32_t stack, int32_t pid,
+				       const struct sp_resolved_frame **out,
+				       size_t cap);
+
+/**
+ * struct sp_invalidation reports what an update made stale in caches the
+ * caller keeps (results for these pids must be resolved again).
+ */
+struct sp_invalidation {
+	bool all;
+	const int32_t *pids; /* borrowed until the next update */
+	size_t pid_count;
+};
+
+/**
+ * sp_symbolizer_update applies one Tail batch (call it once per polled
+ * batch, also empty ones, before resolving the batch): new modules, perf
+ * map reloads when a map file changed, new kernel addresses, and
+ * retirements (applied after the batch that still references them).
+ * @return 0, -ENOMEM.
+ * Thread: single-owner (no resolve may run). Allocates: yes.
+ */
+SP_API int sp_symbolizer_update(struct sp_symbolizer *symbolizer,
+				const struct sp_tail *tail,
+				struct sp_invalidation *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STACKPULSE_SYMBOLIZER_H */

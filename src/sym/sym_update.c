@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbolizer state that changes over time: perf maps, kernel symbols, Tail updates. */
+
+/*
+ * A Tail batch can make cached answers stale in three ways, and
+ * sp_symbolizer_update() handles each (research/stackpulse-features.md
+ * §1.10):
+ *
+ *   perf map changed     a pid seen in the batch whose perf-<pid>.map has
+ *                        a new identity (or appeared after a failed load):
+ *                        the map is dropped, reloaded on the next miss,
+ *                        and the pid's cached results are invalidated now;
+ *   new kernel PCs       the sparse kernel table only covers the PCs known
+ *                        when it was loaded: it is dropped and reloaded
+ *                        lazily with the larger set (cached kernel names
+ *                        stay right: their addresses have not moved);
+ *   retirements          pids and modules retired by a batch may still be
+ *                        referenced by that batch's samples, so they are
+ *                        applied at the NEXT update: the pids' results are
+ *                        dropped and reported, the plug-in is told about
+ *                        each module, and the module's image is released.
+ *
+ * New modules, frames and stack nodes need nothing: the symbolizer reads
+ * them through the spool, which the Tail grows in place.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "symbolizer_internal.h"
+
+/* (dev, ino, size, mtime) of the pid's map file, zeros when absent. */
+static void map_stat(const struct sp_symbolizer *sym, int32_t pid,
+		     uint64_t id[4])
+{
+	char path[4096];
+	struct stat st;
+
+	memset(id, 0, 4 * sizeof(id[0]));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", sym->perf_map_dir, pid);
+	if (lstat(path, &st))
+		return;
+	id[0] = (uint64_t)st.st_dev;
+	id[1] = (uint64_t)st.st_ino;
+	id[2] = (uint64_t)st.st_size;
+	id[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+		(uint64_t)st.st_mtim.tv_nsec;
+}
+
+const struct sp__perf_map *sp__sym_perf_map(struct sp_symbolizer *sym,
+					    int32_t pid)
+{
+	struct sp__sym_pid *p = sp__sym_pid_state(sym, pid, true);
+	uint64_t identity = 0;
+
+	if (!p)
+		return NULL;
+	if (!p->tried) {
+		p->tried = true;
+		map_stat(sym, pid, p->stat_id);
+		p->load_err = sp__perf_map_load(&sym->mem, sym->perf_map_dir,
+						pid, &p->map, &identity);
+		if (p->load_err)
+			p->map = NULL;
+	}
+	return p->map;
+}
+
+void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p)
+{
+	(void)sym;
+	sp__perf_map_free(p->map);
+	p->map = NULL;
+	p->tried = false;
+	p->load_err = 0;
+	memset(p->stat_id, 0, sizeof(p->stat_id));
+}
+
+/* Sparse table of the spool's kernel PCs from the host's kallsyms. */
+static struct sp__ksyms *load_host_ksyms(struct sp_symbolizer *sym)
+{
+	size_t n, cap = sp_spool_kernel_addresses(sym->spool, NULL, 0);
+	struct sp__ksyms *ks = NULL;
+	uint64_t *pcs;
+
+	sym->ksyms_frames = sp_spool_frame_count(sym->spool);
+	if (!cap)
+		return NULL;
+	pcs = sp__mem_alloc(&sym->mem, cap * sizeof(*pcs));
+	if (!pcs)
+		return NULL;
+	n = sp_spool_kernel_addresses(sym->spool, pcs, cap);
+	if (sp__ksyms_load(&sym->mem, NULL, pcs, n, sym->logger, &ks))
+		ks = NULL;
+	sp__mem_free(&sym->mem, pcs, cap * sizeof(*pcs));
+	return ks;
+}
+
+const struct sp__ksyms *sp__sym_ksyms(struct sp_symbolizer *sym)
+{
+	if (!sym->ksyms_loaded) {
+		sym->ksyms_loaded = true;
+		sym->ksyms = load_host_ksyms(sym);
+	}
+	return sym->ksyms;
+}
+
+/* Drops the sparse table when the batch brought kernel PCs it lacks. */
+static void refresh_kernel(struct sp_symbolizer *sym)
+{
+	uint32_t id, count = sp_spool_frame_count(sym->spool);
+	struct sp_frame f;
+
+	if (sym->kallsyms_path || !sym->ksyms_loaded)
+		return;
+	for (id = sym->ksyms_frames; id < count; id++) {
+		if (sp_spool_frame(sym->spool, id, &f) == 0 &&
+		    f.mode == SP_FRAME_KERNEL)
+			break;
+	}
+	if (id == count)
+		return;
+	sp__ksyms_free(sym->ksyms);
+	sym->ksyms = NULL;
+	sym->ksyms_loaded = false;
+}
+
+static int invalidate(struct sp_symbolizer *sym, int32_t pid)
+{
+	return sp__vec_push(&sym->invalid_pids, &sym->mem, &pid);
+}
+
+/* Pids seen in the batch whose perf map file changed since it was read. */
+static int check_perf_maps(struct sp_symbolizer *sym,
+			   const struct sp_tail *tail)
+{
+	const int32_t *pids;
+	size_t i, n = sp_tail_pids(tail, &pids);
+	uint64_t id[4];
+
+	for (i = 0; i < n; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, pids[i], false);
+
+		if (!p || !p->tried)
+			continue;
+		map_stat(sym, pids[i], id);
+		if (memcmp(id, p->stat_id, sizeof(id)) == 0)
+			continue;
+		sp__sym_pid_reset(sym, p);
+		if (invalidate(sym, pids[i]))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Retirements recorded by the previous update take effect now. */
+static int apply_retirements(struct sp_symbolizer *sym)
+{
+	const int32_t *pids = sym->retire_pids.data;
+	const uint32_t *mods = sym->retire_modules.data;
+	size_t i;
+
+	for (i = 0; i < sym->retire_pids.len; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, pids[i], false);
+
+		if (p)
+			sp__sym_pid_reset(sym, p);
+		if (invalidate(sym, pids[i]))
+			return -ENOMEM;
+	}
+	for (i = 0; i < sym->retire_modules.len; i++) {
+		struct sp__sym_module *m = NULL;
+
+		if (sym->has_plugin && sym->plugin.retire_module)
+			sym->plugin.retire_module(sym->plugin.ctx, mods[i]);
+		if (mods[i] < sym->modules.len)
+			m = sp__vec_at(&sym->modules, mods[i]);
+		if (m && m->img)
+			sp__image_unref(m->img);
+		if (m)
+			memset(m, 0, sizeof(*m));
+	}
+	sym->retire_pids.len = 0;
+	sym->retire_modules.len = 0;
+	return 0;
+}
+
+static int remember_retirements(struct sp_symbolizer *sym,
+				const struct sp_tail *tail)
+{
+	const int32_t *pids;
+	const uint32_t *mods;
+	size_t i, np = sp_tail_retired_pids(tail, &pids);
+	size_t nm = sp_tail_retired_modules(tail, &mods);
+
+	for (i = 0; i < np; i++)
+		if (sp__vec_push(&sym->retire_pids, &sym->mem, &pids[i]))
+			return -ENOMEM;
+	for (i = 0; i < nm; i++)
+		if (sp__vec_push(&sym->retire_modules, &sym->mem, &mods[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Sorts and deduplicates the invalidated pids (a handful per batch). */
+static void sort_unique(struct sp__vec *v)
+{
+	int32_t *p = v->data;
+	size_t i, j, n = v->len;
+
+	for (i = 1; i < n; i++) {
+		int32_t x = p[i];
+
+		for (j = i; j > 0 && p[j - 1] > x; j--)
+			p[j] = p[j - 1];
+		p[j] = x;
+	}
+	for (i = 0, j = 0; i < n; i++)
+		if (j == 0 || p[j - 1] != p[i])
+			p[j++] = p[i];
+	v->len = j;
+}
+
+SP_API int sp_symbolizer_update(struct sp_symbolizer *sym,
+				const struct sp_tail *tail,
+				struct sp_invalidation *out)
+{
+	long dropped;
+	int err;
+
+	if (!sym || !tail || !out || sp_tail_spool(tail) != sym->spool)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	sym->invalid_pids.len = 0;
+	err = apply_retirements(sym);
+	if (!err)
+		err = check_perf_maps(sym, tail);
+	if (!err)
+		err = remember_retirements(sym, tail);
+	if (err)
+		return err;
+	refresh_kernel(sym);
+	sort_unique(&sym->invalid_pids);
+	dropped = sp__sym_cache_drop_pids(&sym->cache, sym->invalid_pids.data,
+					  sym->invalid_pids.len);
+	if (dropped < 0)
+		return (int)dropped;
+	out->pids = sym->invalid_pids.data;
+	out->pid_count = sym->invalid_pids.len;
+	return 0;
+}

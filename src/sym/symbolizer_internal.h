@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* Private state of the Symbolizer core: the object, its result cache, helpers. */
+#ifndef SP_SYMBOLIZER_INTERNAL_H
+#define SP_SYMBOLIZER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ck_epoch.h>
+
+#include "arena.h"
+#include "map.h"
+#include "sym_internal.h"
+#include "vec.h"
+
+/*
+ * The core keeps one immutable entry per resolved (pid, frame id): a header
+ * and the frame's inline chain, with every string the chain needs copied
+ * behind it, in one allocation:
+ *
+ *   struct sp__sym_entry | frames[count] | "name\0file\0..."
+ *
+ * Copying makes an entry independent of the backend that produced it, so
+ * perf maps and sparse kernel tables can be replaced on update without
+ * touching entries of other processes. Module paths are not copied: they
+ * point into the spool, which outlives the symbolizer.
+ *
+ * Entries live in an SPMC open-addressing table (sym_cache.c): misses are
+ * computed and inserted under sym->lock, hits are lock-free reads inside a
+ * ck_epoch section, and a grown table's old slot array is freed through
+ * ck_epoch_call once no reader can still see it. ck_ht/ck_hs were not used
+ * because their struct ck_malloc callbacks carry no context pointer, so
+ * they cannot allocate through the per-object allocator (STYLE R15)
+ * without process-global state.
+ */
+
+struct sp__sym_entry {
+	uint64_t key;
+	size_t bytes; /* size of the whole allocation */
+	uint32_t count;
+	uint32_t reserved;
+	struct sp_resolved_frame frames[];
+};
+
+/*
+ * Key of (pid, frame id): bit 63 set so that 0 (empty slot) is never a
+ * key, pid + 1 in bits 32..62 (pids -1 .. 0x7ffffffe), the frame id below.
+ */
+#define SP_SYM_KEY_TAG (1ull << 63)
+#define SP_SYM_PID_MIN (-1)
+#define SP_SYM_PID_MAX 0x7ffffffe
+
+static inline uint64_t sp__sym_key(int32_t pid, uint32_t frame_id)
+{
+	return SP_SYM_KEY_TAG | (uint64_t)(uint32_t)(pid + 1) << 32 | frame_id;
+}
+
+static inline int32_t sp__sym_key_pid(uint64_t key)
+{
+	return (int32_t)((key >> 32) & 0x7fffffffu) - 1;
+}
+
+/* Readers that may be inside an epoch section at the same time. */
+#define SP_SYM_READERS 32
+
+struct sp__sym_reader {
+	_Alignas(64) ck_epoch_record_t rec;
+	atomic_uint busy;
+};
+
+struct sp__sym_table;
+
+struct sp__sym_cache {
+	const struct sp__mem *mem;
+	_Atomic(struct sp__sym_table *) table;
+	size_t count; /* entries; writer only */
+	ck_epoch_t epoch;
+	ck_epoch_record_t writer;	/* defers frees of grown tables */
+	struct sp__sym_reader *readers; /* [SP_SYM_READERS] */
+};
+
+int sp__sym_cache_init(struct sp__sym_cache *cache, const struct sp__mem *mem);
+/* Frees the table and every entry. No reader may run. */
+void sp__sym_cache_fini(struct sp__sym_cache *cache);
+
+/*
+ * Enters a read section with a pooled epoch record. Returns NULL when all
+ * records are taken; the caller then reads under sym->lock instead.
+ */
+struct sp__sym_reader *sp__sym_cache_enter(struct sp__sym_cache *cache);
+void sp__sym_cache_leave(struct sp__sym_reader *reader);
+
+/* Lock-free lookup; call inside a read section or under the writer lock. */
+const struct sp__sym_entry *sp__sym_cache_get(const struct sp__sym_cache *cache,
+					      uint64_t key);
+/* Inserts @entry (key not present). Writer lock held. 0 or -ENOMEM. */
+int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_entry *entry);
+/*
+ * Frees every entry of the sorted @pids and rebuilds the table without
+ * them. No reader may run. Returns the number of entries dropped or
+ * -ENOMEM (then nothing changed).
+ */
+long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
+			     size_t n);
+
+/* Per-module state, indexed by spool module id. */
+struct sp__sym_module {
+	int status; /* 0 = not tried, 1 = ready, < 0 = error of the open */
+	struct sp__image *img;	   /* own reference */
+	struct sp__native *native; /* borrowed from sym->natives */
+	uint64_t bias;
+	bool has_bias;
+};
+
+/* A built-in backend and the image it was made for (own reference). */
+struct sp__sym_native {
+	struct sp__image *img;
+	struct sp__native *native;
+};
+
+/* Per-process perf-map state. */
+struct sp__sym_pid {
+	int32_t pid;
+	int load_err; /* 0 = loaded (or never tried, see @tried) */
+	bool tried;
+	struct sp__perf_map *map;
+	uint64_t stat_id[4]; /* dev, ino, size, mtime of the map file; 0 = none */
+};
+
+#define SP_SYM_MAX_CHAIN 64 /* inline frames kept per raw frame */
+
+struct sp_symbolizer {
+	struct sp__mem mem;
+	const struct sp_spool *spool;
+	const struct sp_logger *logger;
+	uint32_t flags;
+	bool has_plugin;
+	struct sp_native_symbolizer plugin;
+	const char *perf_map_dir;
+	const char *kallsyms_path;
+	const char *debug_dirs;
+	int32_t *perf_map_pids; /* sorted; NULL = every pid */
+	size_t perf_map_pid_count;
+	struct sp__arena arena; /* option strings */
+	uint64_t page_size;
+
+	struct sp__sym_cache cache;
+	bool cache_ready;
+	/* Serializes misses: everything below is touched only under it. */
+	pthread_mutex_t lock;
+	struct sp__image_cache *images;
+	struct sp__image *vdso;
+	int vdso_err;
+	struct sp__vec modules;	     /* struct sp__sym_module by module id */
+	struct sp__map native_index; /* image address -> index in natives */
+	struct sp__vec natives;	     /* struct sp__sym_native */
+	struct sp__map pid_index;    /* pid -> index in pids */
+	struct sp__vec pids;	     /* struct sp__sym_pid */
+	struct sp__ksyms *ksyms;
+	bool ksyms_loaded;
+	uint32_t ksyms_frames; /* frame count when kernel PCs were collected */
+	struct sp_resolved_frame chain[SP_SYM_MAX_CHAIN];
+	char name_buf[512];	   /* address-only name being built */
+	struct sp__vec miss_ids;   /* uint32_t frame ids of one stack */
+	struct sp__vec batch;	   /* struct sp_native_lookup */
+	struct sp__vec batch_mods; /* struct sp_module of each lookup */
+	struct sp__vec batch_ids;  /* uint32_t frame ids of the batch */
+	struct sp__vec batch_out;  /* struct sp_resolved_frame */
+
+	/* Update state (single owner). */
+	struct sp__vec retire_pids;    /* int32_t: drop at the next update */
+	struct sp__vec retire_modules; /* uint32_t */
+	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
+};
+
+/* ---- frame_names.c ---- */
+
+/*
+ * Copies @n frames and their strings into one new entry for @key; module
+ * strings equal to @borrowed_module (the spool's path) are not copied.
+ * Returns NULL on exhaustion.
+ */
+struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
+					const struct sp_resolved_frame *frames,
+					size_t n, const char *borrowed_module);
+void sp__sym_entry_free(const struct sp__mem *mem, struct sp__sym_entry *entry);
+
+/* The last path component of @path ("" stays ""). */
+const char *sp__sym_basename(const char *path);
+/* Is @path a bracketed pseudo mapping ("[heap]"), other than "[vdso]"? */
+bool sp__sym_is_pseudo_path(const char *path);
+/* Writes "<basename>+0x<ip>" / "[kernel]+0x<ip>" / "<0x<ip>>" to @buf. */
+void sp__sym_address_name(char *buf, size_t len, const char *prefix,
+			  uint64_t ip);
+void sp__sym_unknown_name(char *buf, size_t len, uint64_t ip);
+
+/* ---- symbolizer.c (called by sym_update.c) ---- */
+
+/* Looks up or creates the state of @pid (lock held). NULL on -ENOMEM. */
+struct sp__sym_pid *sp__sym_pid_state(struct sp_symbolizer *sym, int32_t pid,
+				      bool create);
+
+/* ---- sym_update.c (called by symbolizer.c, lock held) ---- */
+
+/* Loads @pid's perf map once; returns it or NULL when there is none. */
+const struct sp__perf_map *sp__sym_perf_map(struct sp_symbolizer *sym,
+					    int32_t pid);
+/* Kernel symbols, loaded on first use (sparse for the host's kallsyms). */
+const struct sp__ksyms *sp__sym_ksyms(struct sp_symbolizer *sym);
+void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p);
+
+#endif /* SP_SYMBOLIZER_INTERNAL_H */

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* Writes a spool whose frames are real functions of this program, for `spulse report`. */
+
+/*
+ * usage: report_gen OUT.spool
+ * The module is this executable's own code mapping (from /proc/self/maps,
+ * with its offset, device and inode), so the CLI resolves the frames
+ * through the file's .symtab after this process has exited. Samples
+ * (pid 4242; tid 4242 or 4243):
+ *   30 x  rg_root <- rg_middle <- rg_leaf          (tid 4242)
+ *   10 x  rg_root <- rg_middle                     (tid 4243)
+ *    5 x  <truncated> <- rg_middle <- rg_leaf       (tid 4242)
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <stackpulse.h>
+
+__attribute__((noinline)) int rg_leaf(int x);
+__attribute__((noinline)) int rg_middle(int x);
+__attribute__((noinline)) int rg_root(int x);
+
+__attribute__((noinline)) int rg_leaf(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+__attribute__((noinline)) int rg_middle(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return rg_leaf(x) * 2;
+}
+
+__attribute__((noinline)) int rg_root(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return rg_middle(x) - 1;
+}
+
+static int find_mapping(uint64_t addr, struct sp_module *m, char *path,
+			size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024], perms[8];
+	unsigned major, minor;
+	int pos, found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		memset(m, 0, sizeof(*m));
+		pos = 0;
+		if (sscanf(line,
+			   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+			   " %x:%x %" SCNu64 " %n",
+			   &m->start, &m->end, perms, &m->file_offset, &major,
+			   &minor, &m->inode, &pos) < 7 ||
+		    !pos)
+			continue;
+		found = addr >= m->start && addr < m->end;
+		m->dev_major = major;
+		m->dev_minor = minor;
+		snprintf(path, len, "%s", line + pos);
+		path[strcspn(path, "\n")] = 0;
+	}
+	if (f)
+		fclose(f);
+	m->path = path;
+	m->path_len = strlen(path);
+	m->pid = 4242;
+	return found ? 0 : -1;
+}
+
+static struct sp_frame pinned(const struct sp_module *m, uint32_t id,
+			      int (*fn)(int))
+{
+	uint64_t abs = (uint64_t)(uintptr_t)fn + 1;
+	struct sp_frame f = { .abs_ip = abs,
+			      .file_relative_ip =
+				      abs - m->start + m->file_offset,
+			      .module_id = id,
+			      .mode = SP_FRAME_USER };
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	struct sp_frame full[3], part[2], trunc[3];
+	struct sp_module m;
+	struct sp_writer *w;
+	struct sp_sink *sink;
+	char path[512];
+	uint64_t ts = 1;
+	uint32_t id;
+	int i;
+
+	if (argc != 2 ||
+	    find_mapping((uint64_t)(uintptr_t)&rg_leaf, &m, path, sizeof(path)))
+		return 2;
+	if (sp_sink_open_file(argv[1], NULL, &sink) ||
+	    sp_writer_new(sink, NULL, &w) || sp_writer_module(w, &m, &id))
+		return 1;
+	full[0] = pinned(&m, id, rg_leaf);
+	full[1] = pinned(&m, id, rg_middle);
+	full[2] = pinned(&m, id, rg_root);
+	part[0] = full[1];
+	part[1] = full[2];
+	trunc[0] = full[0];
+	trunc[1] = full[1];
+	memset(&trunc[2], 0, sizeof(trunc[2]));
+	trunc[2].module_id = SP_NO_MODULE;
+	trunc[2].mode = SP_FRAME_TRUNCATED;
+	for (i = 0; i < 45; i++) {
+		int err;
+
+		if (i < 30)
+			err = sp_writer_sample(w, ts++, 4242, 4242, full, 3);
+		else if (i < 40)
+			err = sp_writer_sample(w, ts++, 4242, 4243, part, 2);
+		else
+			err = sp_writer_sample(w, ts++, 4242, 4242, trunc, 3);
+		if (err)
+			return 1;
+	}
+	if (sp_writer_finish(w))
+		return 1;
+	sp_writer_free(w);
+	return rg_root(0) == 1 ? 0 : 1;
+}
