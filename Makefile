@@ -6,7 +6,8 @@
 #   make build         configure and build $(BUILD) (default: build/)
 #   make test          build, run every test suite, print "N passed, N failed"
 #   make asan          the same with clang + ASan + UBSan in $(ASAN_BUILD)
-#   make demo          generate a spool, check it and dump it with spulse
+#   make demo          record the bundled workload (root/perf), show a report
+#   make demo-synthetic  generate a spool, check it and dump it with spulse
 #   make bench         run the bench/ programs (JSON lines on stdout)
 #   make fuzz          run each libFuzzer binary of $(ASAN_BUILD) briefly
 #   make format        clang-format every C file in place
@@ -33,6 +34,7 @@ FORMAT_FILES = find $(FORMAT_DIRS) -path tests/corpus -prune -o -type f \
 
 SPOOL_GEN = $(BUILD)/bench/spool_gen
 SPULSE = $(BUILD)/tools/spulse/spulse
+WL_LADDER = $(BUILD)/tests/workloads/wl_ladder
 
 # $(call meson_setup,DIR,OPTIONS): first setup, or reconfigure so that
 # changed options take effect. Its exit status is the setup's.
@@ -54,7 +56,7 @@ run_tests = rm -f $(1)/meson-logs/testlog.json; status=0; \
 		$(1)/meson-logs/testlog.json || status=1; \
 	exit $$status
 
-.PHONY: all deps build test asan demo bench fuzz format format-check clean
+.PHONY: all deps build test asan demo demo-synthetic bench fuzz format format-check clean
 
 all: build
 
@@ -75,16 +77,35 @@ asan: deps
 	$(call run_tests,$(ASAN_BUILD),$(ASAN_MESON_OPTS) $(MESON_OPTS),$(SAN_ENV),$(ASAN_TEST_ARGS))
 
 demo: build
+	@for b in $(SPULSE) $(WL_LADDER); do \
+		[ -x $$b ] || { echo "make demo: $$b was not built" \
+			"(is it listed in its meson.build?)" >&2; exit 1; }; \
+	done
+	@mkdir -p out
+	$(SPULSE) record -o out/demo.spool -- $(WL_LADDER) 2
+	@if $(SPULSE) help report >/dev/null 2>&1; then \
+		echo "$(SPULSE) report out/demo.spool --top 15"; \
+		$(SPULSE) report out/demo.spool --top 15; \
+	else \
+		echo "$(SPULSE) check out/demo.spool"; \
+		$(SPULSE) check out/demo.spool && \
+		echo "$(SPULSE) dump --limit 20 out/demo.spool" && \
+		$(SPULSE) dump --limit 20 out/demo.spool; \
+	fi
+
+# The previous demo: a generated (synthetic) spool, no perf needed.
+demo-synthetic: build
 	@for b in $(SPOOL_GEN) $(SPULSE); do \
 		[ -x $$b ] || { echo "make demo: $$b was not built" \
 			"(is it listed in its meson.build?)" >&2; exit 1; }; \
 	done
 	@mkdir -p out
-	$(SPOOL_GEN) --scenario python_kernel_mix --out out/demo.spool
-	$(SPULSE) check out/demo.spool
-	$(SPULSE) dump out/demo.spool >out/demo.dump
-	@head -n 40 out/demo.dump
-	@echo "... (full dump in out/demo.dump: $$(wc -l <out/demo.dump) lines)"
+	$(SPOOL_GEN) --scenario python_kernel_mix --out out/demo-synthetic.spool
+	$(SPULSE) check out/demo-synthetic.spool
+	$(SPULSE) dump out/demo-synthetic.spool >out/demo-synthetic.dump
+	@head -n 40 out/demo-synthetic.dump
+	@echo "... (full dump in out/demo-synthetic.dump:" \
+		"$$(wc -l <out/demo-synthetic.dump) lines)"
 
 # Bench programs print one JSON object per line on stdout; the name of each
 # program goes to stderr so stdout stays machine-readable.

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tests of `spulse record`: test_record.py SPULSE WORKLOAD_DIR CASE.
+
+Each CASE records a real process (tests/workloads, or /bin/sh) with
+perf_event_open and is one meson test in the 'kernel' suite. The exit
+status follows tests/check.h: 0 pass, 1 fail, 77 skip (the kernel refused
+perf_event_open, so nothing can be recorded here).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+class Env:
+    def __init__(self, spulse, workloads, tmp):
+        self.spulse = spulse
+        self.workloads = workloads
+        self.tmp = tmp
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def workload(self, name):
+        return os.path.join(self.workloads, name)
+
+    def run(self, *args, timeout=120):
+        proc = subprocess.run([self.spulse, *args], capture_output=True,
+                              timeout=timeout)
+        err = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0 and ("Permission denied" in err or
+                                     "Operation not permitted" in err):
+            raise Skip(f"perf_event_open refused: {err.strip()}")
+        return proc.returncode, proc.stdout.decode("utf-8", "replace"), err
+
+    def samples(self, spool):
+        rc, out, err = self.run("check", "--json", spool)
+        expect(rc == 0, f"check {spool}: exit {rc}; stderr: {err}")
+        obj = json.loads(out.splitlines()[0])
+        return obj["samples"], obj
+
+
+def case_usage(env):
+    for args in ([], ["-o", env.path("x")], ["-F", "abc", "--", "true"],
+                 ["-p", "1", "--", "true"], ["--"], ["--bogus", "--", "true"],
+                 ["-s", "-8", "--", "true"], ["true"]):
+        rc, _, err = env.run("record", *args)
+        expect(rc == 2, f"record {args}: exit {rc} != 2; stderr: {err}")
+        expect("spulse record" in err, f"record {args}: stderr {err!r}")
+    rc, out, _ = env.run("record", "--help")
+    expect(rc == 0 and "--children" in out, f"record --help: {rc} {out!r}")
+    rc, out, _ = env.run("help", "record")
+    expect(rc == 0 and "-p PID" in out, f"help record: {rc} {out!r}")
+
+
+def case_ladder(env):
+    spool = env.path("ladder.spool")
+    rc, out, err = env.run("record", "-o", spool, "--",
+                           env.workload("wl_ladder"), "1")
+    expect(rc == 0, f"record wl_ladder: exit {rc}; stderr: {err}")
+    expect("samples" in err and "lost" in err,
+           f"no summary on stderr: {err!r}")
+    expect("\r" not in err, f"progress line on a non-TTY stderr: {err!r}")
+    n, obj = env.samples(spool)
+    expect(n > 0, f"no samples recorded: {obj}")
+    expect(obj["threads"] >= 1 and obj["modules"] >= 1, f"defs: {obj}")
+
+
+def case_status(env):
+    spool = env.path("status.spool")
+    rc, _, err = env.run("record", "-o", spool, "--", "sh", "-c", "exit 3")
+    expect(rc == 3, f"record -- sh -c 'exit 3': exit {rc} != 3; {err}")
+    rc, _, err = env.run("record", "-o", spool, "--", "sh", "-c",
+                         "kill -TERM $$")
+    expect(rc == 128 + signal.SIGTERM,
+           f"record of a SIGTERMed shell: exit {rc}; {err}")
+    env.samples(spool)  # still a valid spool
+    rc, _, err = env.run("record", "-o", spool, "--",
+                         env.path("does-not-exist"))
+    expect(rc == 127, f"record of a missing command: exit {rc}; {err}")
+
+
+def case_children_zstd(env):
+    spool = env.path("children.spool")
+    rc, _, err = env.run("record", "--children", "--zstd", "-F", "499",
+                         "-o", spool, "--", env.workload("wl_forkexec"), "1")
+    expect(rc == 0, f"record --children wl_forkexec: exit {rc}; {err}")
+    n, obj = env.samples(spool)
+    expect(obj["compressed"] is True, f"--zstd spool not compressed: {obj}")
+    expect(n > 0, f"no samples of the exec'd child: {obj}")
+
+
+def case_pid_duration(env):
+    """-p attaches to a running process; --duration ends the recording."""
+    spool = env.path("pid.spool")
+    target = subprocess.Popen([env.workload("wl_ladder"), "30"])
+    try:
+        time.sleep(0.2)
+        rc, _, err = env.run("record", "-o", spool, "--duration", "1",
+                             "-p", str(target.pid))
+        expect(rc == 0, f"record -p: exit {rc}; stderr: {err}")
+        # Still running (30 s workload): --duration ended the recording,
+        # and the stopped-while-attaching target was resumed, not killed.
+        expect(target.poll() is None, "the target did not survive")
+    finally:
+        target.kill()
+        target.wait()
+    n, obj = env.samples(spool)
+    expect(n > 0, f"no samples with -p: {obj}")
+
+
+def case_sigint(env):
+    """SIGINT to spulse alone stops it; the command gets SIGTERM."""
+    spool = env.path("sigint.spool")
+    proc = subprocess.Popen([env.spulse, "record", "-o", spool, "--",
+                             env.workload("wl_ladder"), "30"],
+                            stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    err = err.decode("utf-8", "replace")
+    if "Permission denied" in err or "Operation not permitted" in err:
+        raise Skip(f"perf_event_open refused: {err.strip()}")
+    expect(proc.returncode == 128 + signal.SIGTERM,
+           f"exit {proc.returncode} != 143; stderr: {err}")
+    n, obj = env.samples(spool)
+    expect(n > 0, f"no samples before SIGINT: {obj}")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items()
+         if name.startswith("case_")}
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
+        print(f"usage: {sys.argv[0]} SPULSE WORKLOAD_DIR "
+              f"{{{','.join(CASES)}}}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="spulse-record-") as tmp:
+        try:
+            return CASES[sys.argv[3]](Env(sys.argv[1], sys.argv[2], tmp)) or 0
+        except Skip as e:
+            print(f"skip: {e}", file=sys.stderr)
+            return SKIP
+        except Failure as e:
+            print(f"FAIL: {e}", file=sys.stderr)
+            return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/* spulse record: sample a command or running processes into a spool. */
+
+/*
+ * `spulse record -- CMD ARGS` launches CMD suspended before its execve,
+ * attaches with SP_ATTACH_ON_EXEC and lets it run, so the very first
+ * instruction is covered; `-p PID` attaches to running processes with
+ * SP_ATTACH_STOP_WHILE_ATTACHING. The main loop is sp_recorder_poll()
+ * with a short timeout, and between polls it checks the four ways a
+ * recording ends: the command exits, every pid exits, a SIGINT/SIGTERM
+ * (the handler only sets a flag; the signal also makes poll return
+ * -EINTR), or --duration. A command still running then (signal or
+ * duration) gets SIGTERM, like perf record does, and is reaped.
+ *
+ * Output: progress on stderr only when stderr is a TTY, the summary on
+ * stderr at the end (stdout belongs to the command). The exit status is
+ * the command's (128 + signal if it was killed); with -p it is 0; 1 when
+ * recording failed, 2 on a usage error, 127 when CMD could not be run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spulse.h"
+
+#define MAX_PIDS 64
+#define POLL_MS 100
+#define PROGRESS_NS 500000000ull
+
+struct record_opts {
+	const char *out;
+	struct sp_recorder_opts rec;
+	double duration_s; /* 0: until the targets exit */
+	int32_t pids[MAX_PIDS];
+	int npids;
+	char **cmd; /* NULL-terminated, or NULL with -p */
+};
+
+struct record_state {
+	struct sp_recorder *rec;
+	struct sp_launch *launch;
+	int cmd_status; /* raw wait status, valid when cmd_done */
+	bool cmd_done;
+	bool progress; /* stderr is a TTY */
+	bool color;
+	uint64_t start_ns, last_progress_ns, last_samples;
+	uint64_t samples;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void spulse_record_usage(FILE *f)
+{
+	fputs("usage: spulse record [options] -- COMMAND [ARGS...]\n"
+	      "       spulse record [options] -p PID [-p PID...]\n"
+	      "\n"
+	      "Sample the CPU stacks of COMMAND (from its first instruction)\n"
+	      "or of running processes into a SPULSE3 spool. Recording ends\n"
+	      "when the command or every PID exits, on Ctrl-C, or after\n"
+	      "--duration; then the summary goes to stderr.\n"
+	      "\n"
+	      "  -o FILE          output spool (default spulse.spool)\n"
+	      "  -F HZ|max        samples per CPU-second (default 999; max =\n"
+	      "                   the kernel's perf_event_max_sample_rate)\n"
+	      "  -s BYTES         user stack bytes copied per sample\n"
+	      "                   (default 32768, at most 65528)\n"
+	      "  -k               also record kernel callchains\n"
+	      "  --children       follow forked child processes\n"
+	      "  --duration SECS  stop after SECS seconds\n"
+	      "  --zstd           compress the spool\n"
+	      "  -p PID           record a running process (repeatable,\n"
+	      "                   or a comma-separated list)\n"
+	      "  -h, --help       show this help\n"
+	      "\n"
+	      "Progress is shown on a terminal only (NO_COLOR is honoured).\n"
+	      "\n"
+	      "Exit status: the command's (128+N if signal N ended it), 0 with\n"
+	      "-p; 1 recording failed, 2 usage error, 127 COMMAND not run.\n",
+	      f);
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v == 0 ||
+	    v >= UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_pids(const char *s, struct record_opts *o)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int status = 0;
+	uint32_t pid;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->npids == MAX_PIDS || parse_u32(tok, &pid) != 0 ||
+		    pid > INT32_MAX)
+			status = -1;
+		else
+			o->pids[o->npids++] = (int32_t)pid;
+	}
+	free(copy);
+	return status;
+}
+
+static int parse_rate(const char *s, struct record_opts *o)
+{
+	if (strcmp(s, "max") == 0) {
+		o->rec.sample_hz = SP_RATE_MAX;
+		return 0;
+	}
+	return parse_u32(s, &o->rec.sample_hz);
+}
+
+static int parse_duration(const char *s, struct record_opts *o)
+{
+	char *end;
+
+	errno = 0;
+	o->duration_s = strtod(s, &end);
+	return errno || end == s || *end || !(o->duration_s > 0) ? -1 : 0;
+}
+
+/*
+ * Options that take a value: returns 1 if @a is one (consuming argv[*i]),
+ * 0 if it is not, or a usage-error exit status.
+ */
+static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
+{
+	static const struct {
+		const char *name;
+		int (*parse)(const char *s, struct record_opts *o);
+		const char *what;
+	} valued[] = {
+		{ "-F", parse_rate, "bad sample rate (HZ or max)" },
+		{ "-p", parse_pids, "bad PID" },
+		{ "--duration", parse_duration, "bad duration (seconds)" },
+	};
+	const char *a = argv[*i];
+	size_t k;
+
+	for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+		if (strcmp(a, valued[k].name) != 0)
+			continue;
+		if (*i + 1 >= argc)
+			return spulse_usage_error("record", "missing value", a);
+		if (valued[k].parse(argv[++*i], o) != 0)
+			return spulse_usage_error("record", valued[k].what,
+						  argv[*i]);
+		return 1;
+	}
+	return 0;
+}
+
+static int parse_stack(const char *s, struct record_opts *o)
+{
+	if (parse_u32(s, &o->rec.stack_size) != 0)
+		return spulse_usage_error("record", "bad stack size", s);
+	return -1;
+}
+
+/* One option at argv[*i]; returns -1 to go on or an exit status. */
+static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
+{
+	const char *a = argv[*i];
+	int r = parse_valued(argc, argv, i, o);
+
+	if (r != 0)
+		return r == 1 ? -1 : r;
+	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0) && *i + 1 >= argc)
+		return spulse_usage_error("record", "missing value", a);
+	if (strcmp(a, "-o") == 0)
+		o->out = argv[++*i];
+	else if (strcmp(a, "-s") == 0)
+		return parse_stack(argv[++*i], o);
+	else if (strcmp(a, "-k") == 0)
+		o->rec.flags |= SP_RECORDER_KERNEL;
+	else if (strcmp(a, "--children") == 0)
+		o->rec.flags |= SP_RECORDER_INHERIT_CHILDREN;
+	else if (strcmp(a, "--zstd") == 0)
+		o->rec.flags |= SP_RECORDER_ZSTD;
+	else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		spulse_record_usage(stdout);
+		return SPULSE_EXIT_OK;
+	} else
+		return spulse_usage_error("record", "unknown option", a);
+	return -1;
+}
+
+/* Returns -1 to run, or the exit status to return right away. */
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	int i, r;
+
+	o->out = "spulse.spool";
+	o->rec.size = sizeof(o->rec);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			o->cmd = &argv[i + 1];
+			break;
+		}
+		if (argv[i][0] != '-')
+			return spulse_usage_error(
+				"record", "put the command after --", argv[i]);
+		r = parse_option(argc, argv, &i, o);
+		if (r >= 0)
+			return r;
+	}
+	if (o->cmd && !o->cmd[0])
+		return spulse_usage_error("record", "missing COMMAND after --",
+					  NULL);
+	if (!o->cmd == !o->npids)
+		return spulse_usage_error(
+			"record", "give either -p PID or -- COMMAND", NULL);
+	return -1;
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the signal must interrupt the poll. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void record_error(const char *what, const char *arg, int err)
+{
+	fprintf(stderr, "spulse record: %s", what);
+	if (arg) {
+		fputs(" ", stderr);
+		spulse_put_text(stderr, arg, strlen(arg), false);
+	}
+	fprintf(stderr, ": %s\n", sp_strerror(err));
+}
+
+/* Launch the command suspended, attach on exec, let it exec. */
+static int start_command(struct record_state *st, char **cmd)
+{
+	int err = sp_launch_suspended(cmd[0], cmd, NULL, &st->launch);
+
+	if (err < 0) {
+		record_error("cannot start", cmd[0], err);
+		return err == -ENOENT || err == -EACCES ? 127 :
+							  SPULSE_EXIT_DATA;
+	}
+	err = sp_recorder_attach(st->rec, sp_launch_pid(st->launch),
+				 SP_ATTACH_ON_EXEC);
+	if (err < 0) {
+		record_error("cannot attach to", cmd[0], err);
+		return SPULSE_EXIT_DATA;
+	}
+	err = sp_launch_resume(st->launch);
+	if (err < 0) {
+		record_error("cannot run", cmd[0], err);
+		return 127;
+	}
+	return -1;
+}
+
+static int attach_pids(struct record_state *st, const struct record_opts *o)
+{
+	char buf[16];
+	int i, err;
+
+	for (i = 0; i < o->npids; i++) {
+		err = sp_recorder_attach(st->rec, o->pids[i],
+					 SP_ATTACH_STOP_WHILE_ATTACHING);
+		snprintf(buf, sizeof(buf), "%d", (int)o->pids[i]);
+		if (err == SP_EXITED)
+			err = SP_ETARGETGONE;
+		if (err < 0) {
+			record_error("cannot attach to pid", buf, err);
+			return SPULSE_EXIT_DATA;
+		}
+	}
+	return -1;
+}
+
+/* The live line: "spulse record: 12345 samples, 999/s, 0 lost". */
+static void show_progress(struct record_state *st, uint64_t now)
+{
+	struct sp_recording_summary sum;
+	double dt = (double)(now - st->last_progress_ns) * 1e-9;
+
+	sp_recorder_summary(st->rec, &sum);
+	fprintf(stderr,
+		"\r\033[K%sspulse record:%s %" PRIu64
+		" samples, %.0f/s, %" PRIu64 " lost, %.1f s",
+		st->color ? "\033[1m" : "", st->color ? "\033[0m" : "",
+		sum.samples,
+		dt > 0 ? (double)(sum.samples - st->last_samples) / dt : 0.0,
+		sum.lost_events, (double)(now - st->start_ns) * 1e-9);
+	st->last_samples = sum.samples;
+	st->last_progress_ns = now;
+}
+
+/* Whether the targets are gone (reaps the command when it exits). */
+static bool targets_done(struct record_state *st)
+{
+	if (st->launch) {
+		if (!st->cmd_done &&
+		    sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+			st->cmd_done = true;
+		return st->cmd_done;
+	}
+	return sp_recorder_active_process_count(st->rec) <= 0;
+}
+
+/* Poll until a stop condition; returns 0 or the first poll error. */
+static int record_loop(struct record_state *st, const struct record_opts *o)
+{
+	uint64_t deadline =
+		o->duration_s > 0 ?
+			st->start_ns + (uint64_t)(o->duration_s * 1e9) :
+			UINT64_MAX;
+	int err = 0;
+
+	while (!stop_signal && !targets_done(st)) {
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			break;
+		err = sp_recorder_poll(st->rec, POLL_MS, NULL);
+		if (err == -EINTR)
+			err = 0;
+		if (err < 0)
+			break;
+		if (st->progress && now - st->last_progress_ns >= PROGRESS_NS)
+			show_progress(st, now);
+	}
+	if (st->progress)
+		fputs("\r\033[K", stderr);
+	return err;
+}
+
+/* A command still running after the recording stopped gets SIGTERM. */
+static void reap_command(struct record_state *st)
+{
+	if (!st->launch || st->cmd_done)
+		return;
+	if (sp_launch_wait(st->launch, true, &st->cmd_status) != 1) {
+		kill(sp_launch_pid(st->launch), SIGTERM);
+		if (sp_launch_wait(st->launch, false, &st->cmd_status) != 1)
+			return;
+	}
+	st->cmd_done = true;
+}
+
+static void print_counts(const char *label, const char *const *names,
+			 const uint64_t *v, size_t n)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i])
+			continue;
+		fprintf(stderr, "%s %s=%" PRIu64, any ? "" : label, names[i],
+			v[i]);
+		any = true;
+	}
+	if (any)
+		fputc('\n', stderr);
+}
+
+static void print_summary(const struct record_state *st, const char *out)
+{
+	static const char *const errs[SP_SAMPLE_ERR_COUNT] = {
+		"register_capture",    "stack_read",
+		"stack_truncated",     "did_not_advance",
+		"return_address_null", "moved_backwards",
+		"integer_overflow",    "user_registers_missing"
+	};
+	struct sp_recording_summary s;
+
+	sp_recorder_summary(st->rec, &s);
+	fprintf(stderr,
+		"spulse record: wrote %s: %" PRIu64 " samples (%" PRIu64
+		" sample events), %" PRIu64 " lost, %" PRIu64
+		" truncated stacks, kernel callchains %s\n",
+		out, s.samples, s.sample_events, s.lost_events,
+		s.truncated_frame_markers, s.kernel_enabled ? "on" : "off");
+	if (s.missing_pid_samples + s.missing_tid_samples + s.idle_tid_samples +
+	    s.missing_timestamp_samples + s.empty_stack_samples)
+		fprintf(stderr,
+			"  skipped: missing pid %" PRIu64
+			", missing tid %" PRIu64 ", idle %" PRIu64
+			", no timestamp %" PRIu64 ", empty stack %" PRIu64 "\n",
+			s.missing_pid_samples, s.missing_tid_samples,
+			s.idle_tid_samples, s.missing_timestamp_samples,
+			s.empty_stack_samples);
+	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+}
+
+static int exit_status(const struct record_state *st)
+{
+	if (!st->launch)
+		return SPULSE_EXIT_OK;
+	if (!st->cmd_done)
+		return SPULSE_EXIT_DATA;
+	if (WIFSIGNALED(st->cmd_status))
+		return 128 + WTERMSIG(st->cmd_status);
+	return WEXITSTATUS(st->cmd_status);
+}
+
+static int start_targets(struct record_state *st, const struct record_opts *o)
+{
+	int err = sp_recorder_open(o->out, &o->rec, &st->rec);
+
+	if (err < 0) {
+		record_error("cannot record into", o->out, err);
+		return SPULSE_EXIT_DATA;
+	}
+	st->progress = isatty(STDERR_FILENO) == 1;
+	st->color = st->progress && !getenv("NO_COLOR");
+	st->start_ns = st->last_progress_ns = now_ns();
+	return o->cmd ? start_command(st, o->cmd) : attach_pids(st, o);
+}
+
+int spulse_cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct record_state st = { 0 };
+	int status = parse_args(argc, argv, &o);
+	int err;
+
+	if (status >= 0)
+		return status;
+	install_handlers();
+	status = start_targets(&st, &o);
+	err = status < 0 ? record_loop(&st, &o) : 0;
+	if (err < 0)
+		record_error("recording failed", NULL, err);
+	if (st.rec && status < 0) {
+		int ferr = sp_recorder_finish(st.rec);
+
+		if (ferr < 0 && !err)
+			record_error("cannot finish", o.out, err = ferr);
+		print_summary(&st, o.out);
+	}
+	reap_command(&st);
+	sp_recorder_close(st.rec);
+	sp_launch_free(st.launch);
+	if (status >= 0)
+		return status;
+	return err < 0 ? SPULSE_EXIT_DATA : exit_status(&st);
+}
