@@ -12,6 +12,7 @@
 
 #include "format_internal.h"
 #include "logging.h"
+#include "source.h"
 
 /*
  * Opening maps the file (or decompresses a zstd spool into memory), walks
@@ -35,27 +36,6 @@ struct sp_snapshot {
 	uint64_t byte_size;
 	bool recovered;
 };
-
-/* Options with defaults filled in; unknown trailing bytes rejected (R4). */
-static int read_opts(const struct sp_reader_opts *opts,
-		     struct sp_reader_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->size < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
-	if (opts->size > sizeof(*o)) {
-		const unsigned char *extra = (const unsigned char *)opts;
-		size_t i;
-
-		for (i = sizeof(*o); i < opts->size; i++)
-			if (extra[i])
-				return -EINVAL;
-	}
-	return o->flags & ~SP_READER_OWNS_FILE ? -EINVAL : 0;
-}
 
 /* Room for at least one more sample; returns the next free slot. */
 static struct sp__sample_rec *sample_slot(struct sp_snapshot *s,
@@ -211,7 +191,7 @@ SP_API int sp_snapshot_open_buffer(const void *data, size_t len,
 {
 	struct sp_reader_opts o;
 	struct sp_snapshot *s;
-	int err = read_opts(opts, &o);
+	int err = sp__reader_opts_load(opts, &o);
 
 	if (err)
 		return err;

@@ -10,6 +10,7 @@
 
 #include <stackpulse/error.h>
 
+#include "opts.h"
 #include "source.h"
 #include "varint.h"
 
@@ -306,18 +307,13 @@ int sp__source_header(struct sp__source *src, struct sp_spool *spool,
 int sp__reader_opts_load(const struct sp_reader_opts *opts,
 			 struct sp_reader_opts *out)
 {
-	const uint8_t *extra;
-	size_t i, n;
+	int err = sp__opts_load(opts, opts ? opts->size : 0, out,
+				sizeof(*out));
 
-	memset(out, 0, sizeof(*out));
-	if (!opts)
-		return 0;
-	n = opts->size < sizeof(*out) ? opts->size : sizeof(*out);
-	memcpy(out, opts, n);
-	extra = (const uint8_t *)opts;
-	for (i = sizeof(*out); i < opts->size; i++)
-		if (extra[i])
-			return -EINVAL;
+	if (err)
+		return err;
+	if (out->flags & ~SP_READER_OWNS_FILE)
+		return -EINVAL;
 	out->size = sizeof(*out);
 	return 0;
 }

@@ -27,6 +27,7 @@
 
 #include <stackpulse/error.h>
 
+#include "opts.h"
 #include "writer_internal.h"
 
 #define SP_WRITER_DEFAULT_CHUNK (64 * 1024)
@@ -111,20 +112,10 @@ static int writable(const struct sp_writer *w)
 static int opts_load(const struct sp_writer_opts *opts,
 		     struct sp_writer_opts *o)
 {
-	const unsigned char *extra;
-	size_t i;
+	int err = sp__opts_load(opts, opts ? opts->size : 0, o, sizeof(*o));
 
-	memset(o, 0, sizeof(*o));
-	if (opts) {
-		if (opts->size < sizeof(opts->size))
-			return -EINVAL;
-		extra = (const unsigned char *)opts;
-		for (i = sizeof(*o); i < opts->size; i++)
-			if (extra[i])
-				return -EINVAL;
-		memcpy(o, opts,
-		       opts->size < sizeof(*o) ? opts->size : sizeof(*o));
-	}
+	if (err)
+		return err;
 	if (!o->chunk_size)
 		o->chunk_size = SP_WRITER_DEFAULT_CHUNK;
 	if (!o->id_limit)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "opts.h"
 #include "symbolizer_internal.h"
 
 /* Module context of a user frame, gathered once per miss. */
@@ -41,18 +42,10 @@ struct user_ctx {
 static int read_opts(const struct sp_symbolizer_opts *opts,
 		     struct sp_symbolizer_opts *o)
 {
-	const unsigned char *extra = (const unsigned char *)opts;
-	size_t i;
+	int err = sp__opts_load(opts, opts ? opts->size : 0, o, sizeof(*o));
 
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->size < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
-	for (i = sizeof(*o); i < opts->size; i++)
-		if (extra[i])
-			return -EINVAL;
+	if (err)
+		return err;
 	if (o->flags & ~(SP_SYMBOLIZER_NO_PERF_MAPS | SP_SYMBOLIZER_NO_KERNEL |
 			 SP_SYMBOLIZER_NO_INLINE | SP_SYMBOLIZER_NO_LINES))
 		return -EINVAL;

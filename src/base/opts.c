@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Sized option structs. */
+#include <errno.h>
+#include <string.h>
+
+#include "opts.h"
+
+int sp__opts_load(const void *user, size_t user_size, void *out,
+		  size_t out_size)
+{
+	const unsigned char *bytes = user;
+	size_t i;
+
+	memset(out, 0, out_size);
+	if (!user)
+		return 0;
+	if (user_size < sizeof(size_t))
+		return -EINVAL;
+	for (i = out_size; i < user_size; i++)
+		if (bytes[i])
+			return -EINVAL;
+	memcpy(out, user, user_size < out_size ? user_size : out_size);
+	return 0;
+}
