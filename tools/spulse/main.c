@@ -26,6 +26,8 @@ static const struct spulse_cmd commands[] = {
 	  spulse_cmd_check, spulse_check_usage },
 	{ "dump", "print every record of a spool, readable or as JSON lines",
 	  spulse_cmd_dump, spulse_dump_usage },
+	{ "export", "write folded, SVG flame graph, speedscope, Firefox, pprof",
+	  spulse_cmd_export, spulse_export_usage },
 	{ "record", "sample a command or running processes into a spool",
 	  spulse_cmd_record, spulse_record_usage },
 	{ "report", "symbolize samples: top functions, stacks, folded, tree",

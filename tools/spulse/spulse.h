@@ -31,10 +31,12 @@
 /* Subcommands: run() gets argv with argv[0] = the command name. */
 int spulse_cmd_check(int argc, char **argv);
 int spulse_cmd_dump(int argc, char **argv);
+int spulse_cmd_export(int argc, char **argv);
 int spulse_cmd_record(int argc, char **argv);
 int spulse_cmd_report(int argc, char **argv);
 void spulse_check_usage(FILE *f);
 void spulse_dump_usage(FILE *f);
+void spulse_export_usage(FILE *f);
 void spulse_record_usage(FILE *f);
 void spulse_report_usage(FILE *f);
 

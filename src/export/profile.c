@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* Exporters: building the aggregated profile from a spool (Replay pass). */
+
+/*
+ * One sequential Replay pass aggregates every sample that passes the pid
+ * filter into (thread, stack) counts; each stack is symbolized the first
+ * time it is seen (profile_frames.c). Memory is bounded by the distinct
+ * threads, stacks and frames: a million samples of the same few hundred
+ * stacks cost a few hundred entries. The Replay stays open so timeline
+ * formats can make a second pass (sp__profile_each_sample()).
+ *
+ * Key packing for the u64 maps: (pid, spool stack) and (thread, stack)
+ * are two 32-bit halves; the spool guarantees ids below 2^32.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_internal.h"
+
+#define EXPORT_FLAGS                                                           \
+	(SP_EXPORT_NO_INLINE | SP_EXPORT_ANNOTATE_PID |                        \
+	 SP_EXPORT_ANNOTATE_TID | SP_EXPORT_ANNOTATE_KIND)
+
+static uint64_t pack(uint32_t hi, uint32_t lo)
+{
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* R4: read the fields that fit in opts->size, reject unknown bytes. */
+static int read_opts(const struct sp_export_opts *opts,
+		     struct sp_export_opts *o)
+{
+	const unsigned char *tail;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	if (!opts)
+		return 0;
+	if (opts->size < sizeof(size_t))
+		return -EINVAL;
+	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
+	tail = (const unsigned char *)opts;
+	for (i = sizeof(*o); i < opts->size; i++)
+		if (tail[i])
+			return -EINVAL;
+	if ((o->flags & ~EXPORT_FLAGS) || o->pid < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int set_title(struct sp__profile *prof, const char *path,
+		     const char *title)
+{
+	const char *base = strrchr(path, '/');
+
+	if (!title)
+		title = base && base[1] ? base + 1 : path;
+	prof->title_size = strlen(title) + 1;
+	prof->title = sp__xmem_alloc(&prof->mem, prof->title_size);
+	if (!prof->title)
+		return -ENOMEM;
+	memcpy(prof->title, title, prof->title_size);
+	return 0;
+}
+
+static int open_symbolizer(struct sp__profile *prof,
+			   const struct sp_export_opts *o)
+{
+	struct sp_symbolizer_opts so = {
+		.size = sizeof(so),
+		.allocator = o->allocator,
+		.logger = o->logger,
+	};
+
+	if (o->symbolizer) {
+		if (o->symbolizer->size > sizeof(so) ||
+		    o->symbolizer->size < sizeof(size_t))
+			return -EINVAL;
+		memcpy(&so, o->symbolizer, o->symbolizer->size);
+		so.size = sizeof(so);
+	}
+	if (o->flags & SP_EXPORT_NO_INLINE)
+		so.flags |= SP_SYMBOLIZER_NO_INLINE;
+	return sp_symbolizer_new(prof->spool, &so, &prof->symbolizer);
+}
+
+static int thread_index(struct sp__profile *prof, const struct sp_sample *s,
+			uint32_t *idx)
+{
+	struct sp__xthread *t;
+	int err;
+
+	*idx = sp__xmap_get(&prof->thread_map, s->thread);
+	if (*idx != UINT32_MAX)
+		return 0;
+	err = sp__xmem_reserve(&prof->mem, (void **)&prof->threads,
+			       &prof->threads_cap, prof->nthreads + 1,
+			       sizeof(*prof->threads));
+	if (!err)
+		err = sp__xmap_put(&prof->thread_map, &prof->mem, s->thread,
+				   (uint32_t)prof->nthreads);
+	if (err)
+		return err;
+	t = &prof->threads[prof->nthreads];
+	*t = (struct sp__xthread){ .pid = s->pid,
+				   .tid = s->tid,
+				   .spool_thread = s->thread,
+				   .first_ns = s->timestamp_ns };
+	*idx = (uint32_t)prof->nthreads++;
+	return 0;
+}
+
+static int count_sample(struct sp__profile *prof, uint32_t thread,
+			uint32_t stack)
+{
+	uint64_t key = pack(thread, stack);
+	uint32_t c = sp__xmap_get(&prof->count_map, key);
+	int err;
+
+	if (c == UINT32_MAX) {
+		err = sp__xmem_reserve(&prof->mem, (void **)&prof->counts,
+				       &prof->counts_cap, prof->ncounts + 1,
+				       sizeof(*prof->counts));
+		c = (uint32_t)prof->ncounts;
+		if (!err)
+			err = sp__xmap_put(&prof->count_map, &prof->mem, key,
+					   c);
+		if (err)
+			return err;
+		prof->counts[c] = (struct sp__xcount){ thread, stack, 0 };
+		prof->ncounts++;
+	}
+	prof->counts[c].count++;
+	return 0;
+}
+
+static int add_sample(struct sp__profile *prof, const struct sp_sample *s)
+{
+	uint64_t key = pack((uint32_t)s->pid, s->stack);
+	uint32_t thread, stack = sp__xmap_get(&prof->stack_map, key);
+	int err;
+
+	if (stack == UINT32_MAX) {
+		err = sp__profile_add_stack(prof, s->pid, s->stack, &stack);
+		if (!err)
+			err = sp__xmap_put(&prof->stack_map, &prof->mem, key,
+					   stack);
+		if (err)
+			return err;
+	}
+	err = thread_index(prof, s, &thread);
+	if (!err)
+		err = count_sample(prof, thread, stack);
+	if (err)
+		return err;
+	prof->stacks[stack].samples++;
+	prof->threads[thread].samples++;
+	prof->threads[thread].last_ns = s->timestamp_ns;
+	if (!prof->total_samples++)
+		prof->first_ns = s->timestamp_ns;
+	prof->last_ns = s->timestamp_ns;
+	return 0;
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct sp__xcount *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int aggregate(struct sp__profile *prof)
+{
+	struct sp_sample s;
+	int r;
+
+	while ((r = sp_replay_next(prof->replay, &s)) == 1) {
+		if (prof->pid && s.pid != prof->pid)
+			continue;
+		r = add_sample(prof, &s);
+		if (r)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	/* counts[] indices are about to change; the map is not needed after. */
+	sp__xmap_fini(&prof->count_map, &prof->mem);
+	if (prof->ncounts)
+		qsort(prof->counts, prof->ncounts, sizeof(*prof->counts),
+		      cmp_count);
+	return 0;
+}
+
+int sp__profile_build(struct sp__profile *prof, const char *path,
+		      const struct sp_export_opts *opts)
+{
+	struct sp_export_opts o;
+	struct sp_reader_opts ro = { .size = sizeof(ro) };
+	int err;
+
+	memset(prof, 0, sizeof(*prof));
+	if (!path)
+		return -EINVAL;
+	err = read_opts(opts, &o);
+	if (err)
+		return err;
+	prof->mem.user = o.allocator;
+	prof->logger = o.logger;
+	prof->flags = o.flags;
+	prof->pid = o.pid;
+	ro.allocator = o.allocator;
+	ro.logger = o.logger;
+	err = set_title(prof, path, o.title);
+	if (!err)
+		err = sp_replay_open(path, &ro, &prof->replay);
+	if (err)
+		goto err_fini;
+	prof->spool = sp_replay_spool(prof->replay);
+	err = open_symbolizer(prof, &o);
+	if (!err)
+		err = aggregate(prof);
+	if (!err)
+		return 0;
+err_fini:
+	sp__profile_fini(prof);
+	return err;
+}
+
+int sp__profile_each_sample(struct sp__profile *prof,
+			    int (*fn)(void *ctx, uint64_t timestamp_ns,
+				      uint32_t thread, uint32_t stack),
+			    void *ctx)
+{
+	struct sp_sample s;
+	uint32_t thread, stack;
+	int r = sp_replay_rewind(prof->replay);
+
+	while (r == 0 && (r = sp_replay_next(prof->replay, &s)) == 1) {
+		if (prof->pid && s.pid != prof->pid) {
+			r = 0;
+			continue;
+		}
+		thread = sp__xmap_get(&prof->thread_map, s.thread);
+		stack = sp__xmap_get(&prof->stack_map,
+				     pack((uint32_t)s.pid, s.stack));
+		/* The file cannot change under an open Replay. */
+		if (thread == UINT32_MAX || stack == UINT32_MAX)
+			return -EIO;
+		r = fn(ctx, s.timestamp_ns, thread, stack);
+	}
+	return r < 0 ? r : (r ? r : 0);
+}
+
+void sp__profile_fini(struct sp__profile *prof)
+{
+	const struct sp__xmem *mem = &prof->mem;
+
+	sp__xmap_fini(&prof->stack_map, mem);
+	sp__xmap_fini(&prof->thread_map, mem);
+	sp__xmap_fini(&prof->frame_ptr_map, mem);
+	sp__xmap_fini(&prof->frame_map, mem);
+	sp__xmap_fini(&prof->count_map, mem);
+	sp__xmem_free(mem, prof->scratch,
+		      prof->scratch_cap * sizeof(*prof->scratch));
+	sp__xmem_free(mem, prof->frames,
+		      prof->frames_cap * sizeof(*prof->frames));
+	sp__xmem_free(mem, prof->stacks,
+		      prof->stacks_cap * sizeof(*prof->stacks));
+	sp__xmem_free(mem, prof->pool, prof->pool_cap * sizeof(*prof->pool));
+	sp__xmem_free(mem, prof->raw, prof->raw_cap * sizeof(*prof->raw));
+	sp__xmem_free(mem, prof->threads,
+		      prof->threads_cap * sizeof(*prof->threads));
+	sp__xmem_free(mem, prof->counts,
+		      prof->counts_cap * sizeof(*prof->counts));
+	sp__xmem_free(mem, prof->title, prof->title_size);
+	sp_symbolizer_free(prof->symbolizer);
+	sp_replay_close(prof->replay);
+	memset(prof, 0, sizeof(*prof));
+}

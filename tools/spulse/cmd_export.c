@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* spulse export: write a spool as folded stacks, SVG, speedscope, Firefox or pprof. */
+
+/*
+ * A thin front end to sp_export(): the library reads the spool with a
+ * Replay, symbolizes each distinct stack once and streams the chosen
+ * format into a sink: the -o file, or stdout (fd 1, not closed). The
+ * options map one to one onto struct sp_export_opts.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spulse.h"
+
+struct export_args {
+	const char *path;
+	const char *out;
+	const char *title;
+	enum sp_export_format format;
+	bool has_format;
+	uint32_t flags;
+	int32_t pid;
+};
+
+static const struct {
+	const char *name;
+	enum sp_export_format format;
+} formats[] = {
+	{ "folded", SP_EXPORT_FOLDED },
+	{ "flamegraph", SP_EXPORT_FLAMEGRAPH },
+	{ "icicle", SP_EXPORT_ICICLE },
+	{ "speedscope", SP_EXPORT_SPEEDSCOPE },
+	{ "firefox", SP_EXPORT_FIREFOX },
+	{ "pprof", SP_EXPORT_PPROF },
+};
+
+void spulse_export_usage(FILE *f)
+{
+	fputs("usage: spulse export FILE --format FORMAT [-o OUT] [--pid P]\n"
+	      "                     [--no-inline] [--title T]\n"
+	      "                     [--annotate pid,tid,kind]\n"
+	      "\n"
+	      "Symbolize the SPULSE3 spool FILE and write it in FORMAT:\n"
+	      "  folded      collapsed stacks, root first: a;b;c COUNT\n"
+	      "  flamegraph  interactive SVG flame graph (self-contained)\n"
+	      "  icicle      the same, drawn top-down\n"
+	      "  speedscope  speedscope JSON, one profile per thread\n"
+	      "  firefox     Firefox Profiler JSON, gzip-compressed\n"
+	      "  pprof       pprof profile.proto, gzip-compressed\n"
+	      "\n"
+	      "  -o OUT       write to OUT instead of standard output\n"
+	      "  --pid P      only samples of process P\n"
+	      "  --no-inline  raw frames only, no inline expansion\n"
+	      "  --title T    title of the graph or profile (default: FILE's\n"
+	      "               name)\n"
+	      "  --annotate   folded only: prefix pid and/or tid frames, add\n"
+	      "               kind suffixes _[k] kernel, _[j] JIT, _[p]\n"
+	      "               Python, _[i] inlined\n"
+	      "\n"
+	      "Exit status: 0 success, 1 corrupt or unreadable file or write\n"
+	      "error, 2 usage error.\n",
+	      f);
+}
+
+static int parse_format(const char *v, struct export_args *a)
+{
+	size_t i;
+
+	for (i = 0; v && i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (strcmp(v, formats[i].name) == 0) {
+			a->format = formats[i].format;
+			a->has_format = true;
+			return -1;
+		}
+	}
+	return spulse_usage_error("export",
+				  v ? "unknown format" : "missing value for",
+				  v ? v : "--format");
+}
+
+static int parse_annotate(const char *v, struct export_args *a)
+{
+	char buf[64], *tok, *save;
+
+	if (!v || strlen(v) >= sizeof(buf))
+		return spulse_usage_error("export", "bad value for",
+					  "--annotate");
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "pid") == 0)
+			a->flags |= SP_EXPORT_ANNOTATE_PID;
+		else if (strcmp(tok, "tid") == 0)
+			a->flags |= SP_EXPORT_ANNOTATE_TID;
+		else if (strcmp(tok, "kind") == 0)
+			a->flags |= SP_EXPORT_ANNOTATE_KIND;
+		else
+			return spulse_usage_error("export",
+						  "unknown annotation", tok);
+	}
+	return -1;
+}
+
+static int parse_pid(const char *v, struct export_args *a)
+{
+	char *end;
+	long p;
+
+	if (!v)
+		return spulse_usage_error("export", "missing value for",
+					  "--pid");
+	errno = 0;
+	p = strtol(v, &end, 10);
+	if (errno || *end || end == v || p < 1 || p > INT32_MAX)
+		return spulse_usage_error("export", "bad value", v);
+	a->pid = (int32_t)p;
+	return -1;
+}
+
+/* Returns -1 to continue, else an exit status. */
+static int parse_opt(int argc, char **argv, int *i, struct export_args *a)
+{
+	const char *o = argv[*i];
+	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+	bool takes = true;
+	int st = -1;
+
+	if (strcmp(o, "--format") == 0 || strcmp(o, "-f") == 0)
+		st = parse_format(next, a);
+	else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0)
+		a->out = next;
+	else if (strcmp(o, "--title") == 0)
+		a->title = next;
+	else if (strcmp(o, "--pid") == 0)
+		st = parse_pid(next, a);
+	else if (strcmp(o, "--annotate") == 0)
+		st = parse_annotate(next, a);
+	else if (strcmp(o, "--no-inline") == 0)
+		a->flags |= SP_EXPORT_NO_INLINE, takes = false;
+	else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+		spulse_export_usage(stdout);
+		return SPULSE_EXIT_OK;
+	} else
+		return spulse_usage_error("export", "unknown option", o);
+	if (st >= 0)
+		return st;
+	if (takes && !next)
+		return spulse_usage_error("export", "missing value for", o);
+	*i += takes;
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct export_args *a)
+{
+	bool dashdash = false;
+	int i, st;
+
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (dashdash || o[0] != '-' || o[1] == '\0') {
+			if (a->path)
+				return spulse_usage_error("export",
+							  "extra argument", o);
+			a->path = o;
+		} else if (strcmp(o, "--") == 0) {
+			dashdash = true;
+		} else if ((st = parse_opt(argc, argv, &i, a)) >= 0) {
+			return st;
+		}
+	}
+	if (!a->path)
+		return spulse_usage_error("export", "missing FILE", NULL);
+	if (!a->has_format)
+		return spulse_usage_error("export", "missing --format", NULL);
+	return -1;
+}
+
+int spulse_cmd_export(int argc, char **argv)
+{
+	struct export_args a = { 0 };
+	struct sp_export_opts opts = { .size = sizeof(opts) };
+	struct sp_sink *sink;
+	int err = parse_args(argc, argv, &a);
+
+	if (err >= 0)
+		return err;
+	opts.flags = a.flags;
+	opts.pid = a.pid;
+	opts.title = a.title;
+	if (a.out)
+		err = sp_sink_open_file(a.out, NULL, &sink);
+	else
+		err = sp_sink_new_fd(STDOUT_FILENO, 0, NULL, &sink);
+	if (err < 0) {
+		spulse_report_error(a.out ? a.out : "<stdout>", err, NULL);
+		return SPULSE_EXIT_DATA;
+	}
+	err = sp_export(a.path, a.format, sink, &opts);
+	sp_sink_free(sink);
+	if (err == -EPIPE && !a.out)
+		return SPULSE_EXIT_OK; /* `spulse export ... | head` */
+	if (err < 0) {
+		spulse_report_error(a.path, err, NULL);
+		if (a.out)
+			unlink(a.out);
+		return SPULSE_EXIT_DATA;
+	}
+	return SPULSE_EXIT_OK;
+}
