@@ -6,12 +6,16 @@
 #include <stackpulse/alloc.h>
 #include <stackpulse/api.h>
 #include <stackpulse/error.h>
+#include <stackpulse/export.h>
 #include <stackpulse/log.h>
+#include <stackpulse/recorder.h>
 #include <stackpulse/replay.h>
 #include <stackpulse/sink.h>
 #include <stackpulse/snapshot.h>
 #include <stackpulse/spool.h>
+#include <stackpulse/symbolizer.h>
 #include <stackpulse/tail.h>
+#include <stackpulse/unwind.h>
 #include <stackpulse/version.h>
 #include <stackpulse/writer.h>
 
