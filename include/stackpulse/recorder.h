@@ -144,6 +144,25 @@ SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
 SP_API int sp_recorder_poll(struct sp_recorder *recorder, int timeout_ms,
 			    struct sp_poll_summary *out);
 
+/**
+ * sp_recorder_has_pending_events tells whether records are queued in the
+ * recorder or waiting in a ring, so a poll(0) would make progress.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API bool sp_recorder_has_pending_events(const struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_refresh_threads rescans /proc/@pid/task of an attached
+ * process: threads the attach missed get counters (threads created later
+ * are covered by inheritance), counters of vanished threads are closed
+ * when no live thread depends on them.
+ * @return 0, SP_EXITED (the process is gone), -EINVAL (not attached),
+ *         -errno.
+ * Thread: single-owner. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_recorder_refresh_threads(struct sp_recorder *recorder,
+				       int32_t pid);
+
 /** sp_recorder_enable / sp_recorder_disable start and stop all counters. */
 SP_API int sp_recorder_enable(struct sp_recorder *recorder);
 SP_API int sp_recorder_disable(struct sp_recorder *recorder);
@@ -164,6 +183,17 @@ SP_API int sp_recorder_process_is_active(struct sp_recorder *recorder,
 
 /** sp_recorder_active_process_count returns how many attached processes live. */
 SP_API int sp_recorder_active_process_count(struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_tail flushes, then opens the one Tail of the spool file that
+ * may discard consumed bytes (SP_READER_OWNS_FILE).
+ * @return 0, -EBUSY (already handed out), -EOPNOTSUPP (the recorder
+ *         writes to a caller's sink), or an sp_tail_open() error.
+ * Caller owns the result; free it with sp_tail_close().
+ * Thread: single-owner. Allocates: yes. Blocks: yes (flush, file I/O).
+ */
+SP_API int sp_recorder_tail(struct sp_recorder *recorder,
+			    struct sp_tail **out);
 
 /** sp_recorder_summary copies the counters so far. */
 SP_API void sp_recorder_summary(const struct sp_recorder *recorder,

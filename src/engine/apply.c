@@ -74,6 +74,7 @@ static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
 	if (!p)
 		return 0;
 	p->leader_exited = false;
+	p->py_support = SP__PY_UNKNOWN; /* a new image: probe again */
 	return sp__process_retire_all(&rec->procs, p);
 }
 
@@ -100,6 +101,7 @@ static int apply_fork_child(struct sp_recorder *rec,
 	if (child->pidfd >= 0)
 		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
 	sp__proc_stat(t->pid, 0, &child->starttime, NULL);
+	child->py_support = parent->py_support;
 	return sp__process_clone_modules(&rec->procs, parent, child);
 }
 
@@ -124,13 +126,30 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 	return 0;
 }
 
-static void apply_lost(struct sp_recorder *rec, uint64_t lost)
+/*
+ * PERF_RECORD_LOST repeats what the events' lost counters say, so it
+ * counts only when they cannot be read; LOST_SAMPLES (samples dropped
+ * before reaching the ring) is counted always, but as no lifecycle gap.
+ */
+static void apply_lost(struct sp_recorder *rec, uint64_t lost, bool gap)
 {
 	if (!lost)
 		return;
 	rec->sum.lost_events += lost;
 	rec->poll.lost_events += lost;
+	if (!gap)
+		return;
 	rec->sum.lifecycle_gaps++;
+	rec->sweep_pending = true;
+}
+
+/* Side-band records carry their time in the sample_id_all trailer. */
+static void note_time(struct sp_recorder *rec, const void *r, size_t len)
+{
+	struct sp__perf_id id;
+
+	if (!sp__perf_parse_id(r, len, rec->sample_type, &id))
+		rec->procs.time_ns = id.time;
 }
 
 int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
@@ -138,6 +157,8 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 	struct sp_recorder *rec = ctx;
 	uint64_t lost = 0;
 
+	if (type != PERF_RECORD_SAMPLE)
+		note_time(rec, data, len);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
 		return sp__recorder_sample(rec, data);
@@ -149,12 +170,13 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 	case PERF_RECORD_EXIT:
 		return apply_task(rec, type, data, len);
 	case PERF_RECORD_LOST:
-		if (!sp__perf_parse_lost(data, len, &lost))
-			apply_lost(rec, lost);
+		if (!rec->cfg.read_lost &&
+		    !sp__perf_parse_lost(data, len, &lost))
+			apply_lost(rec, lost, true);
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!sp__perf_parse_lost_samples(data, len, &lost))
-			apply_lost(rec, lost);
+			apply_lost(rec, lost, false);
 		return 0;
 	default:
 		return 0;

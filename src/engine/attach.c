@@ -125,6 +125,18 @@ static int validate(struct sp_recorder *rec, int32_t pid,
 	return err == -ENOENT ? SP_ETARGETGONE : err;
 }
 
+/* Boot-time clock ticks now: the unit of thread start times in /proc. */
+static uint64_t boot_ticks(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return 0; /* no thread then counts as missed by the attach */
+	return (uint64_t)ts.tv_sec * (uint64_t)hz +
+	       (uint64_t)ts.tv_nsec / (1000000000ull / (uint64_t)hz);
+}
+
 /* The body of an attach, between stop and resume. */
 static int attach_body(struct sp_recorder *rec, struct sp__process *p,
 		       enum sp_attach_mode mode)
@@ -134,6 +146,7 @@ static int attach_body(struct sp_recorder *rec, struct sp__process *p,
 
 	if (pidfd < 0 && errno == ESRCH)
 		return -ESRCH;
+	p->attach_ticks = boot_ticks();
 	p->pidfd = pidfd < 0 ? -1 : (int)pidfd;
 	if (p->pidfd >= 0) {
 		err = sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD);
@@ -143,6 +156,7 @@ static int attach_body(struct sp_recorder *rec, struct sp__process *p,
 	err = open_threads(rec, p, mode == SP_ATTACH_ON_EXEC);
 	if (err || mode == SP_ATTACH_ON_EXEC)
 		return err;
+	rec->procs.time_ns = sp__now_ns();
 	return sp__process_load_maps(&rec->procs, p);
 }
 

@@ -10,6 +10,7 @@
  * summary.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -53,58 +54,79 @@ static void note_ring(struct sp_recorder *rec, size_t bytes)
 		s->maximum_ring_buffer_bytes = bytes;
 }
 
-/* Maps a new ring for cpu slot @slot owned by @fd. */
-static int ring_new(struct sp_recorder *rec, int fd, int slot)
+static int ring_map_halving(struct sp_recorder *rec, struct sp__ring *ring,
+			    int fd, int slot, size_t *bytes)
 {
 	size_t min = sp__perf_ring_bytes(&rec->cfg, 1, ring_cap(rec));
+	int err;
+
+	for (;;) {
+		err = sp__ring_map(ring, fd, rec->cpus[slot], *bytes);
+		if ((err != -EPERM && err != -ENOMEM) || *bytes / 2 < min)
+			return err;
+		*bytes /= 2;
+	}
+}
+
+/*
+ * Maps a new ring for cpu slot @slot from @fd. The ring keeps its own
+ * duplicate of @fd, so the event stays a SET_OUTPUT target after its
+ * process is retired and its fd closed.
+ */
+static int ring_new(struct sp_recorder *rec, int fd, int slot)
+{
 	size_t bytes = sp__perf_ring_bytes(&rec->cfg, rec->ring_samples,
 					   ring_cap(rec));
 	struct sp__ring ring;
-	int err;
+	int own, err;
 
 	if (!bytes)
 		return -ENOMEM; /* the budget cannot hold one record */
 	memset(&ring, 0, sizeof(ring));
 	rec->cfg.wakeup_bytes = bytes / 8;
-	for (;;) {
-		err = sp__ring_map(&ring, fd, rec->cpus[slot], bytes);
-		if ((err != -EPERM && err != -ENOMEM) || bytes / 2 < min)
-			break;
-		bytes /= 2;
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (own < 0)
+		return -errno;
+	err = ring_map_halving(rec, &ring, own, slot, &bytes);
+	if (!err) {
+		err = sp__vec_push(&rec->rings, &rec->mem, &ring);
+		if (err)
+			sp__ring_unmap(&ring);
 	}
-	if (err)
-		return err;
-	err = sp__vec_push(&rec->rings, &rec->mem, &ring);
 	if (err) {
-		sp__ring_unmap(&ring);
+		close(own);
 		return err;
 	}
 	note_ring(rec, bytes);
 	rec->cpu_ring[slot] = (int)rec->rings.len - 1;
-	sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
 	return 0;
 }
 
-/* Routes @fd into its CPU's ring; the fd then belongs to a ring or @proc. */
+/* Routes @fd into its CPU's ring; on success @proc owns the fd. */
 static int event_wire(struct sp_recorder *rec, struct sp__process *proc, int fd,
-		      int slot)
+		      int32_t tid, int slot)
 {
+	struct sp__event ev = { .fd = fd, .tid = tid };
 	const struct sp__ring *ring;
-	int err;
+	int err = -1;
 
 	if (rec->cpu_ring[slot] >= 0) {
 		ring = sp__vec_at(&rec->rings, (size_t)rec->cpu_ring[slot]);
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->owner_fd) == 0) {
-			err = sp__vec_push(&proc->events, &rec->mem, &fd);
-			if (!err)
-				sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
-			return err;
-		}
-		sp__log(rec->logger, SP_LOG_DEBUG,
-			"SET_OUTPUT on cpu %d: %s; mapping a new ring",
-			rec->cpus[slot], strerror(errno));
+		err = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->owner_fd);
+		if (err)
+			sp__log(rec->logger, SP_LOG_DEBUG,
+				"SET_OUTPUT on cpu %d: %s; mapping a new ring",
+				rec->cpus[slot], strerror(errno));
 	}
-	return ring_new(rec, fd, slot);
+	if (err) {
+		err = ring_new(rec, fd, slot);
+		if (err)
+			return err;
+	}
+	err = sp__vec_push(&proc->events, &rec->mem, &ev);
+	if (!err)
+		sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
+	return err;
 }
 
 int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
@@ -121,7 +143,7 @@ int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			rec->sample_type_fixed = true;
 		}
 		rec->sum.kernel_enabled = rec->cfg.kernel;
-		err = event_wire(rec, proc, fd, slot);
+		err = event_wire(rec, proc, fd, tid, slot);
 		if (err) {
 			close(fd);
 			return err;
@@ -145,7 +167,9 @@ static void ioctl_all(struct sp_recorder *rec, unsigned long req)
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
 		for (j = 0; j < p->events.len; j++)
-			ioctl(*(int *)sp__vec_at(&p->events, j), req, 0);
+			ioctl(((struct sp__event *)sp__vec_at(&p->events, j))
+				      ->fd,
+			      req, 0);
 	}
 }
 
@@ -184,11 +208,12 @@ int sp__process_alive(const struct sp__process *proc)
 
 int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc)
 {
-	int err;
+	int err, lerr;
 
 	if (proc->state == SP__PROC_EXITED)
 		return 0;
 	err = sp__process_retire_all(&rec->procs, proc);
+	lerr = sp__recorder_collect_lost(rec, proc);
 	sp__process_close_events(proc, rec->epfd);
 	if (proc->pidfd >= 0) {
 		epoll_ctl(rec->epfd, EPOLL_CTL_DEL, proc->pidfd, NULL);
@@ -196,5 +221,5 @@ int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc)
 		proc->pidfd = -1;
 	}
 	proc->state = SP__PROC_EXITED;
-	return err;
+	return err ? err : lerr;
 }

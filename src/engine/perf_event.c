@@ -45,6 +45,7 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
 	a->sample_type = sp__perf_sample_type(cfg);
 	a->sample_regs_user = SP__PERF_REGS_MASK;
 	a->sample_stack_user = cfg->stack_size;
+	a->read_format = cfg->read_lost ? SP__PERF_READ_FORMAT : 0;
 	a->disabled = 1;
 	a->enable_on_exec = on_exec;
 	a->inherit = 1;
@@ -91,6 +92,14 @@ int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec)
 {
 	int fd = open_once(cfg, tid, cpu, on_exec);
 
+	/* Kernels before 6.0 reject PERF_FORMAT_LOST: probed on first open. */
+	if (fd == -EINVAL && cfg->read_lost && !cfg->read_lost_probed) {
+		cfg->read_lost = false;
+		fd = open_once(cfg, tid, cpu, on_exec);
+		if (fd < 0)
+			cfg->read_lost = true;
+	}
+
 	if (fd == -EMFILE && !cfg->emfile_raised) {
 		cfg->emfile_raised = true;
 		if (raise_nofile())
@@ -106,6 +115,8 @@ int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec)
 		if (fd < 0)
 			cfg->inherit_thread = true;
 	}
+	if (fd >= 0)
+		cfg->read_lost_probed = true;
 	return fd;
 }
 

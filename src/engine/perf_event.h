@@ -18,7 +18,18 @@ struct sp__perf_cfg {
 	bool inherit_thread; /* cleared if the kernel refuses it */
 	uint64_t wakeup_bytes;
 	bool emfile_raised;
+	bool read_lost; /* read_format has PERF_FORMAT_LOST (Linux 6.0+) */
+	bool read_lost_probed; /* an open succeeded with the current choice */
 };
+
+/** struct sp__perf_read is what read() returns for SP__PERF_READ_FORMAT. */
+struct sp__perf_read {
+	uint64_t value;
+	uint64_t id;
+	uint64_t lost;
+};
+
+#define SP__PERF_READ_FORMAT (PERF_FORMAT_ID | PERF_FORMAT_LOST)
 
 /* The sample_type the config implies. */
 uint64_t sp__perf_sample_type(const struct sp__perf_cfg *cfg);
@@ -30,7 +41,9 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
 /*
  * Opens one event for (@tid, @cpu), retrying user-only when kernel
  * sampling is refused (clearing cfg->kernel), without inherit_thread when
- * unsupported, and once after raising RLIMIT_NOFILE on EMFILE.
+ * unsupported, without PERF_FORMAT_LOST when the first open refuses it
+ * (clearing cfg->read_lost), and once after raising RLIMIT_NOFILE on
+ * EMFILE.
  * Returns the fd or -errno.
  */
 int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec);

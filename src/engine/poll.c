@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 
 #include <linux/perf_event.h>
 
@@ -21,14 +20,6 @@
 #include "logging.h"
 #include "perf_record.h"
 #include "recorder_internal.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int queue_sample(struct sp_recorder *rec, const void *r, size_t len)
 {
@@ -182,10 +173,14 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	} else {
 		wait_events(rec, 0); /* collect HUPs and pidfds anyway */
 	}
-	watermark = now_ns();
+	watermark = sp__now_ns();
 	err = sp__recorder_drain(rec);
 	if (!err)
 		err = sp__recorder_release(rec, watermark);
+	if (!err)
+		err = sp__recorder_read_lost(rec, false);
+	if (!err)
+		err = sp__recorder_sweep(rec, false);
 	sp__recorder_reap(rec);
 	if (out)
 		*out = rec->poll;

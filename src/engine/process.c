@@ -13,13 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
 
 #include <stackpulse/error.h>
 
 #include "logging.h"
 #include "proc_maps.h"
 #include "process.h"
+#include "python.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 		    struct sp_writer *writer, struct sp_unwinder *unwinder)
@@ -100,7 +104,7 @@ int sp__procs_add(struct sp__procs *procs, int32_t pid,
 	p->pidfd = -1;
 	sp__vec_init(&p->modules, sizeof(struct sp__module));
 	sp__vec_init(&p->maps, sizeof(struct sp_mapping));
-	sp__vec_init(&p->events, sizeof(int));
+	sp__vec_init(&p->events, sizeof(struct sp__event));
 	if (sp__vec_push(&procs->list, procs->mem, &p)) {
 		process_free(procs->mem, p);
 		return -ENOMEM;
@@ -131,9 +135,14 @@ void sp__process_close_events(struct sp__process *proc, int epfd)
 	size_t i;
 
 	for (i = 0; i < proc->events.len; i++) {
-		int fd = *(int *)sp__vec_at(&proc->events, i);
+		int fd = ((struct sp__event *)sp__vec_at(&proc->events, i))->fd;
 
-		/* mmaps hold the file, so a plain close would leave it polled. */
+		/*
+		 * A ring may hold a duplicate of the fd: disable, so the
+		 * event stops sampling even though close does not free it.
+		 * mmaps hold the file, so a plain close would leave it polled.
+		 */
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (epfd >= 0)
 			epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);
@@ -224,8 +233,9 @@ static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 	if (err)
 		return err;
 	proc->maps_dirty = true;
-	if (!procs->unwinder)
-		return 0;
+	err = sp__python_note_module(procs, proc, m);
+	if (err || !procs->unwinder)
+		return err;
 	module_to_mapping(m, &map);
 	err = sp_unwinder_prepare(procs->unwinder, &map);
 	if (err)
@@ -329,12 +339,35 @@ int sp__process_map(struct sp__procs *procs, struct sp__process *proc,
 	return module_add(procs, proc, d);
 }
 
+int sp__process_retire_module(struct sp__procs *procs, struct sp__process *proc,
+			      size_t index)
+{
+	const struct sp__module *m = sp__vec_at(&proc->modules, index);
+
+	return module_split(procs, proc, index, m->start, m->end);
+}
+
+bool sp__process_covers(const struct sp__process *proc, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < proc->modules.len; i++) {
+		const struct sp__module *m = sp__vec_at(&proc->modules, i);
+
+		if (addr >= m->start && addr < m->end)
+			return true;
+	}
+	return false;
+}
+
 int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
 {
 	size_t i;
 	int err;
 
-	err = sp_writer_deactivate_process(procs->writer, proc->pid);
+	err = sp__python_unmark(procs, proc);
+	if (!err)
+		err = sp_writer_deactivate_process(procs->writer, proc->pid);
 	if (err)
 		return err;
 	for (i = 0; i < proc->modules.len; i++)
@@ -399,76 +432,4 @@ int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
 	*maps = proc->maps.data;
 	*nmaps = proc->maps.len;
 	return 0;
-}
-
-/* Reads all of @path into @buf (grown as needed, NUL-terminated). */
-static int read_all(const struct sp__mem *mem, const char *path,
-		    struct sp__vec *buf)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-	int err = 0;
-
-	if (!f)
-		return -errno;
-	buf->len = 0;
-	for (;;) {
-		if (sp__vec_reserve(buf, mem, 4096)) {
-			err = -ENOMEM;
-			break;
-		}
-		n = fread((char *)buf->data + buf->len, 1,
-			  buf->cap - buf->len - 1, f);
-		buf->len += n;
-		if (n == 0) {
-			err = ferror(f) ? -EIO : 0;
-			break;
-		}
-	}
-	fclose(f);
-	if (!err)
-		((char *)buf->data)[buf->len] = '\0';
-	return err;
-}
-
-static int load_line(struct sp__procs *procs, struct sp__process *proc,
-		     const char *line, size_t len)
-{
-	struct sp__maps_entry e;
-	struct sp__map_desc d;
-
-	if (sp__maps_parse_line(line, len, &e) || !sp__maps_is_tracked(&e))
-		return 0; /* malformed or not executable: skipped */
-	memset(&d, 0, sizeof(d));
-	d.start = e.start;
-	d.end = e.end;
-	d.offset = e.offset;
-	d.inode = e.inode;
-	d.dev_major = e.dev_major;
-	d.dev_minor = e.dev_minor;
-	d.path = e.path;
-	d.path_len = e.path_len;
-	return sp__process_map(procs, proc, &d);
-}
-
-int sp__process_load_maps(struct sp__procs *procs, struct sp__process *proc)
-{
-	struct sp__vec buf;
-	char path[64];
-	const char *p, *nl;
-	int err;
-
-	sp__vec_init(&buf, 1);
-	snprintf(path, sizeof(path), "/proc/%d/maps", proc->pid);
-	err = read_all(procs->mem, path, &buf);
-	for (p = buf.data; !err && p && *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p);
-		err = load_line(procs, proc, p, (size_t)(nl - p));
-		if (!*nl)
-			break;
-	}
-	sp__vec_fini(&buf, procs->mem);
-	return err;
 }

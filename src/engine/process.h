@@ -36,6 +36,20 @@ struct sp__module {
 	char *unwind_path; /* where to read the file (map_files for deleted) */
 };
 
+/** struct sp__event is one perf event of a process: one thread, one CPU. */
+struct sp__event {
+	int fd;
+	int32_t tid;
+	uint64_t lost; /* PERF_FORMAT_LOST value at the last read */
+};
+
+/* Python perf support of a process (§1.7), probed once per exec. */
+enum sp__py_support {
+	SP__PY_UNKNOWN = 0,
+	SP__PY_NO = 1,
+	SP__PY_YES = 2,
+};
+
 enum sp__proc_state {
 	SP__PROC_ALIVE = 0,
 	SP__PROC_DYING = 1, /* group death seen, records may still be queued */
@@ -50,10 +64,13 @@ struct sp__process {
 	enum sp__proc_state state;
 	bool leader_exited;
 	bool maps_dirty;
+	enum sp__py_support py_support;
+	bool py_marked; /* the last tag-6 record of this pid said true */
 	struct sp__vec modules; /* struct sp__module */
 	struct sp__vec maps;	/* struct sp_mapping, sorted by start */
-	struct sp__vec events;	/* int perf fds of this process */
+	struct sp__vec events;	/* struct sp__event */
 	uint64_t last_reconcile_ns;
+	uint64_t attach_ticks; /* boot-time clock ticks when attach began */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */
@@ -63,6 +80,7 @@ struct sp__procs {
 	struct sp_writer *writer;
 	struct sp_unwinder *unwinder;
 	struct sp__vec list; /* struct sp__process * */
+	uint64_t time_ns;    /* timestamp of the record being applied */
 };
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
@@ -101,11 +119,31 @@ struct sp__map_desc {
 int sp__process_map(struct sp__procs *procs, struct sp__process *proc,
 		    const struct sp__map_desc *desc);
 
-/* Retires every module of @proc (tag 7), e.g. on exec or death. */
+/*
+ * Retires every module of @proc (tag 7), e.g. on exec or death, and ends
+ * its Python marker (tag 6 false) if one is set.
+ */
 int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc);
+
+/* Retires module @index of @proc (tag 8). */
+int sp__process_retire_module(struct sp__procs *procs, struct sp__process *proc,
+			      size_t index);
 
 /* Registers every tracked entry of /proc/PID/maps. 0, -errno, writer error. */
 int sp__process_load_maps(struct sp__procs *procs, struct sp__process *proc);
+
+/*
+ * Brings @proc's modules in line with /proc/PID/maps now: unchanged ones
+ * keep their generation, vanished or changed ones are retired (tag 8), new
+ * ones registered. A maps file with no tracked entry (a zombie leader)
+ * keeps the last known modules. *@changed tells whether anything moved.
+ * Returns 0, -errno (ENOENT/ESRCH: gone) or a writer error.
+ */
+int sp__process_reconcile(struct sp__procs *procs, struct sp__process *proc,
+			  bool *changed);
+
+/* Whether some module of @proc covers @addr. */
+bool sp__process_covers(const struct sp__process *proc, uint64_t addr);
 
 /* Gives @child copies of @parent's modules (written with the child's pid). */
 int sp__process_clone_modules(struct sp__procs *procs,

@@ -74,6 +74,7 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	rec->cfg.kernel = !!(o->flags & SP_RECORDER_KERNEL);
 	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
 	rec->cfg.inherit_thread = true;
+	rec->cfg.read_lost = true;
 	rec->ring_samples = o->ring_samples ? o->ring_samples : 256;
 	rec->sample_type = sp__perf_sample_type(&rec->cfg);
 	rec->sum.kernel_enabled = rec->cfg.kernel;
@@ -187,7 +188,17 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 	err = sp_sink_open_file(path, a, &sink);
 	if (err)
 		return err;
-	return sp_recorder_open_sink(sink, opts, out);
+	err = sp_recorder_open_sink(sink, opts, out);
+	if (err)
+		return err;
+	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);
+	if (!(*out)->path) {
+		sp_recorder_close(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	memcpy((*out)->path, path, strlen(path) + 1);
+	return 0;
 }
 
 int sp_recorder_enable(struct sp_recorder *rec)
@@ -211,6 +222,10 @@ int sp_recorder_flush(struct sp_recorder *rec)
 	err = sp__recorder_drain(rec);
 	if (!err)
 		err = sp__recorder_release(rec, UINT64_MAX);
+	if (!err)
+		err = sp__recorder_read_lost(rec, true);
+	if (!err)
+		err = sp__recorder_sweep(rec, true);
 	sp__recorder_reap(rec);
 	ferr = sp_writer_flush(rec->writer);
 	return err ? err : ferr;
@@ -299,6 +314,8 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__mem_free(&mem, rec->cpus, (size_t)rec->ncpus * sizeof(int));
 	sp__mem_free(&mem, rec->cpu_ring, (size_t)rec->ncpus * sizeof(int));
 	sp__mem_free(&mem, rec->scratch, SP__RING_RECORD_MAX);
+	if (rec->path)
+		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);
 	sp__mem_free(&mem, rec->frames,
 		     SP__FRAMES_MAX * sizeof(struct sp_frame));
 	sp__mem_free(&mem, rec, sizeof(*rec));

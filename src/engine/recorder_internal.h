@@ -53,10 +53,21 @@ struct sp_recorder {
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
+	char *path;	       /* spool path (NULL for a caller's sink) */
+	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
+	uint64_t last_lost_ns;
+	uint64_t last_sweep_ns;
+	bool sweep_pending; /* a loss batch made lifecycle state uncertain */
 	bool enabled;
 	bool finished;
-	bool pending_readable;
+	bool tail_taken;
 };
+
+/* Pacing of loss reads and recovery sweeps during polls (§1.4). */
+#define SP__LOST_READ_NS 100000000ull
+#define SP__SWEEP_NS 250000000ull
+/* Per process, at most one uncovered-PC maps reconcile per this. */
+#define SP__UNCOVERED_NS 100000000ull
 
 /** struct sp__qsample is a sample as queued (stack bytes follow ips). */
 struct sp__qsample {
@@ -92,5 +103,29 @@ int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind);
 int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc);
 /* 1 alive, 0 gone, -errno. */
 int sp__process_alive(const struct sp__process *proc);
+/* CLOCK_MONOTONIC now, in ns (the clock of every perf timestamp). */
+uint64_t sp__now_ns(void);
+
+/* loss.c: PERF_FORMAT_LOST deltas. */
+/* Adds the lost deltas of @proc's events to the pending batch. */
+int sp__recorder_collect_lost(struct sp_recorder *rec,
+			      struct sp__process *proc);
+/*
+ * Reads every live event's lost counter (at most every 100 ms unless
+ * @force); a non-zero batch is counted, bumps lifecycle_gaps and schedules
+ * a recovery sweep. Returns 0 or -EPROTO (a counter went backwards or the
+ * total overflowed).
+ */
+int sp__recorder_read_lost(struct sp_recorder *rec, bool force);
+
+/* recovery.c: the loss recovery sweep and thread refresh. */
+/*
+ * Runs a pending sweep (at most every 250 ms unless @force): each tracked
+ * process is checked for death or pid reuse, reconciled with its maps and
+ * its threads refreshed. A failed sweep stays pending.
+ */
+int sp__recorder_sweep(struct sp_recorder *rec, bool force);
+/* Reconciles @proc with /proc/PID/maps at time @now (uncovered PC). */
+int sp__recorder_reconcile(struct sp_recorder *rec, struct sp__process *proc);
 
 #endif /* SP_ENGINE_RECORDER_INTERNAL_H */

@@ -51,6 +51,20 @@ static bool is_kernel_mode(const struct sp__qsample *s)
 	       PERF_RECORD_MISC_KERNEL;
 }
 
+/*
+ * The user PC of a sample outside every module of its process means a
+ * mapping record was missed: reconcile with /proc (rate-limited).
+ */
+static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
+		    const struct sp__qsample *s)
+{
+	uint64_t pc = s->regs.r[SP_X86_64_RIP];
+
+	if (!p || p->state != SP__PROC_ALIVE || sp__process_covers(p, pc))
+		return 0;
+	return sp__recorder_reconcile(rec, p);
+}
+
 static size_t user_frames(struct sp_recorder *rec, const struct sp__qsample *s,
 			  const unsigned char *stack, struct sp_frame *out,
 			  size_t cap)
@@ -71,6 +85,9 @@ static size_t user_frames(struct sp_recorder *rec, const struct sp__qsample *s,
 		rec->sum.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE]++;
 		return 0;
 	}
+	if (cover_pc(rec, p, s))
+		sp__log(rec->logger, SP_LOG_DEBUG,
+			"maps reconcile of pid %d failed", s->pid);
 	if (p && p->state != SP__PROC_EXITED &&
 	    sp__process_mappings(&rec->procs, p, &maps, &nmaps))
 		return 0;
@@ -110,6 +127,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	int err;
 
 	rec->sum.sample_events++;
+	rec->procs.time_ns = s->time;
 	if (skipped(rec, s))
 		return 0;
 	n = kernel_frames(rec, ips, s->nr_ips, f, SP__FRAMES_MAX / 2);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* What the Recorder hands out to readers: pending state and its one Tail. */
+
+/*
+ * A file spool may be read while it is written. Only the Tail created
+ * here may discard consumed bytes (SP_READER_OWNS_FILE): the recorder
+ * knows that nobody else reads the file it owns, and handing out a second
+ * such Tail would let two readers punch holes under each other.
+ */
+#include <errno.h>
+
+#include <stackpulse/tail.h>
+
+#include "recorder_internal.h"
+
+bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
+{
+	size_t i;
+
+	if (!rec)
+		return false;
+	if (sp__merge_count(&rec->merge))
+		return true;
+	for (i = 0; i < rec->rings.len; i++)
+		if (sp__ring_has_data(sp__vec_at(&rec->rings, i)))
+			return true;
+	return false;
+}
+
+int sp_recorder_tail(struct sp_recorder *rec, struct sp_tail **out)
+{
+	struct sp_reader_opts o = { .size = sizeof(o) };
+	int err;
+
+	if (!rec || !out)
+		return -EINVAL;
+	if (!rec->path)
+		return -EOPNOTSUPP; /* a caller's sink: no file to reopen */
+	if (rec->tail_taken)
+		return -EBUSY;
+	err = sp_recorder_flush(rec);
+	if (err)
+		return err;
+	o.flags = SP_READER_OWNS_FILE;
+	err = sp_tail_open(rec->path, &o, out);
+	if (!err)
+		rec->tail_taken = true;
+	return err;
+}

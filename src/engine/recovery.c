@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* Recovering from lost records: maps reconcile, recovery sweep, threads. */
+
+/*
+ * Lost samples may have taken MMAP2/COMM/FORK/EXIT records with them, so
+ * after a loss batch every tracked process is looked at again through
+ * /proc: dead or reused pids are retired, modules reconciled with the
+ * maps file, threads refreshed. The same reconcile runs, rate-limited per
+ * process, when a sample's PC is outside every module of its process.
+ *
+ * Threads: every event inherits, so a thread created after its creator's
+ * event was opened is sampled through that event. Such inherited events
+ * die when the creator's fd is closed, which is why a vanished thread's
+ * events are closed only when every live thread has events of its own.
+ * A thread without events that started before the attach began was
+ * missed by the attach (it raced the task listing) and gets its own.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "proc_maps.h"
+#include "python.h"
+#include "recorder_internal.h"
+
+#define TIDS_MAX 65536
+
+static bool has_events(const struct sp__process *p, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < p->events.len; i++)
+		if (((struct sp__event *)sp__vec_at(&p->events, i))->tid == tid)
+			return true;
+	return false;
+}
+
+/* The live TIDs of @p into @tids (a TIDS_MAX array). Count or -errno. */
+static int list_tids(const struct sp__process *p, int32_t *tids)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (n < TIDS_MAX && (de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+
+		if (tid > 0)
+			tids[n++] = tid;
+	}
+	closedir(d);
+	return n;
+}
+
+static bool tid_listed(const int32_t *tids, int n, int32_t tid)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* Opens events for missed threads; *@covered: all live ones have some. */
+static int open_missed(struct sp_recorder *rec, struct sp__process *p,
+		       const int32_t *tids, int n, bool *covered)
+{
+	uint64_t start;
+	int i, err;
+
+	*covered = true;
+	for (i = 0; i < n; i++) {
+		if (has_events(p, tids[i]))
+			continue;
+		if (sp__proc_stat(p->pid, tids[i], &start, NULL) ||
+		    start >= p->attach_ticks) {
+			*covered = false; /* inherited (or gone) */
+			continue;
+		}
+		err = sp__recorder_open_events(rec, p, tids[i], false);
+		if (err && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
+/* Closes the events of threads not in @tids (lost counters read first). */
+static int close_vanished(struct sp_recorder *rec, struct sp__process *p,
+			  const int32_t *tids, int n)
+{
+	size_t i, kept = 0;
+	int err = sp__recorder_collect_lost(rec, p);
+
+	for (i = 0; i < p->events.len; i++) {
+		struct sp__event *ev = sp__vec_at(&p->events, i);
+
+		if (ev->tid == p->pid || tid_listed(tids, n, ev->tid)) {
+			*(struct sp__event *)sp__vec_at(&p->events, kept++) =
+				*ev;
+			continue;
+		}
+		epoll_ctl(rec->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+		close(ev->fd);
+	}
+	p->events.len = kept;
+	return err;
+}
+
+static int refresh(struct sp_recorder *rec, struct sp__process *p)
+{
+	int32_t *tids = sp__mem_alloc(&rec->mem, TIDS_MAX * sizeof(int32_t));
+	bool covered;
+	int n, err;
+
+	if (!tids)
+		return -ENOMEM;
+	n = list_tids(p, tids);
+	err = n < 0 ? n : open_missed(rec, p, tids, n, &covered);
+	if (!err && covered && !rec->cfg.children)
+		err = close_vanished(rec, p, tids, n);
+	sp__mem_free(&rec->mem, tids, TIDS_MAX * sizeof(int32_t));
+	return err;
+}
+
+/* Marks @p dying if its group is gone or its pid was reused. 1 = gone. */
+static int check_gone(struct sp__process *p)
+{
+	uint64_t start = 0;
+	int alive = sp__process_alive(p), err;
+
+	if (alive < 0)
+		return alive;
+	if (alive) {
+		err = sp__proc_stat(p->pid, 0, &start, NULL);
+		if (err && err != -ENOENT && err != -ESRCH)
+			return err;
+		alive = !err && start == p->starttime;
+	}
+	if (!alive && p->state == SP__PROC_ALIVE)
+		p->state = SP__PROC_DYING;
+	return !alive;
+}
+
+static int reconcile(struct sp_recorder *rec, struct sp__process *p)
+{
+	bool changed = false;
+	int err = sp__process_reconcile(&rec->procs, p, &changed);
+
+	if (err == -ENOENT || err == -ESRCH)
+		return 0; /* died meanwhile: its pidfd will say so */
+	if (!err && changed)
+		err = sp__python_recheck(&rec->procs, p);
+	return err;
+}
+
+int sp__recorder_reconcile(struct sp_recorder *rec, struct sp__process *p)
+{
+	uint64_t now = sp__now_ns();
+
+	if (p->state != SP__PROC_ALIVE ||
+	    now - p->last_reconcile_ns < SP__UNCOVERED_NS)
+		return 0;
+	p->last_reconcile_ns = now;
+	return reconcile(rec, p);
+}
+
+static int sweep_one(struct sp_recorder *rec, struct sp__process *p)
+{
+	int err;
+
+	if (p->state != SP__PROC_ALIVE)
+		return 0;
+	err = check_gone(p);
+	if (err)
+		return err < 0 ? err : 0;
+	err = reconcile(rec, p);
+	if (!err)
+		err = refresh(rec, p);
+	return err == -ESRCH ? 0 : err;
+}
+
+int sp__recorder_sweep(struct sp_recorder *rec, bool force)
+{
+	uint64_t now = sp__now_ns();
+	size_t i;
+	int err = 0;
+
+	if (!rec->sweep_pending ||
+	    (!force && now - rec->last_sweep_ns < SP__SWEEP_NS))
+		return 0;
+	rec->last_sweep_ns = now;
+	rec->procs.time_ns = now;
+	for (i = 0; !err && i < rec->procs.list.len; i++)
+		err = sweep_one(rec, *(struct sp__process **)sp__vec_at(
+					     &rec->procs.list, i));
+	rec->sweep_pending = err != 0;
+	return err;
+}
+
+int sp_recorder_refresh_threads(struct sp_recorder *rec, int32_t pid)
+{
+	struct sp__process *p;
+	int err;
+
+	if (!rec || pid <= 0)
+		return -EINVAL;
+	p = sp__procs_find(&rec->procs, pid);
+	if (!p)
+		return -EINVAL;
+	if (p->state != SP__PROC_ALIVE)
+		return SP_EXITED;
+	err = check_gone(p);
+	if (err)
+		return err < 0 ? err : SP_EXITED;
+	err = refresh(rec, p);
+	return err == -ESRCH ? SP_EXITED : err;
+}

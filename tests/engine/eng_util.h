@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers of src/engine's own kernel tests: children, fds, skips. */
+#ifndef SP_TESTS_ENG_UTIL_H
+#define SP_TESTS_ENG_UTIL_H
+
+/*
+ * Small inline helpers shared by the test_recorder_* kernel tests: a busy
+ * child, fd counting (leak checks), polling for a while, and the one skip
+ * rule (exit 77 only when perf_event_open itself is refused).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stackpulse/recorder.h>
+
+#include "check.h"
+
+static inline pid_t eng_spawn_busy(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "while :; do :; done",
+		      (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	usleep(50000); /* let it exec */
+	return pid;
+}
+
+static inline void eng_kill_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static inline void eng_skip_if_refused(int err)
+{
+	if (err == -EACCES || err == -EPERM || err == -ENOSYS ||
+	    err == -ENOENT) {
+		fprintf(stderr, "skip: perf_event_open refused: %s\n",
+			sp_strerror(err));
+		exit(T_EXIT_SKIP);
+	}
+}
+
+static inline int eng_fd_count(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	CHECK_PTR(d);
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+static inline int64_t eng_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)(t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Polls every @step_ms for @ms; each poll must succeed. */
+static inline void eng_record_for(struct sp_recorder *rec, int ms, int step_ms)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		CHECK_OK(sp_recorder_poll(rec, step_ms, NULL));
+	while (eng_ms_since(&t0) < ms);
+}
+
+#endif /* SP_TESTS_ENG_UTIL_H */
