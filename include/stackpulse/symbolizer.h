@@ -77,12 +77,12 @@ struct sp_resolved_frame {
 	uint64_t offset;
 	uint32_t line;
 	uint32_t column;
-	uint32_t kind; /* enum sp_resolved_kind */
-	uint32_t origin; /* enum sp_symbol_origin */
-	uint32_t flags; /* SP_RESOLVED_* */
+	uint32_t kind;	       /* enum sp_resolved_kind */
+	uint32_t origin;       /* enum sp_symbol_origin */
+	uint32_t flags;	       /* SP_RESOLVED_* */
 	uint32_t inline_depth; /* 0 = outermost (the real function) */
-	uint32_t frame_id; /* raw spool frame id it came from */
-	uint32_t module_id; /* SP_NO_MODULE when none */
+	uint32_t frame_id;     /* raw spool frame id it came from */
+	uint32_t module_id;    /* SP_NO_MODULE when none */
 };
 
 /** One request of a native plug-in batch. */
@@ -98,7 +98,8 @@ struct sp_native_lookup {
 /**
  * struct sp_native_symbolizer is a caller-supplied native backend. @lookup
  * must fill exactly one result per request (out[i] for lookups[i]): @name
- * NULL for unresolved, strings copied by the library before @lookup
+ * NULL for unresolved. The strings it returns must stay valid until the
+ * next call of @lookup; the library copies them right after @lookup
  * returns. @retire_module (optional) is told when a module generation is
  * retired.
  */
@@ -111,9 +112,9 @@ struct sp_native_symbolizer {
 
 /* Flags of struct sp_symbolizer_opts. */
 #define SP_SYMBOLIZER_NO_PERF_MAPS 0x1u /* never read perf maps */
-#define SP_SYMBOLIZER_NO_KERNEL 0x2u /* no kernel symbols */
-#define SP_SYMBOLIZER_NO_INLINE 0x4u /* no inline frames */
-#define SP_SYMBOLIZER_NO_LINES 0x8u /* no DWARF at all (symbols only) */
+#define SP_SYMBOLIZER_NO_KERNEL 0x2u	/* no kernel symbols */
+#define SP_SYMBOLIZER_NO_INLINE 0x4u	/* no inline frames */
+#define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
 
 /**
  * struct sp_symbolizer_opts configures sp_symbolizer_new(). Set @size to
