@@ -114,8 +114,9 @@ int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
 	size_t i;
 	int err = 0, cerr;
 
-	qsort(m->items.data, m->items.len, sizeof(struct sp__merge_item),
-	      item_cmp);
+	if (m->items.len > 1)
+		qsort(m->items.data, m->items.len,
+		      sizeof(struct sp__merge_item), item_cmp);
 	for (i = 0; i < m->items.len; i++) {
 		const struct sp__merge_item *it = sp__vec_at(&m->items, i);
 

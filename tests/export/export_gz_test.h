@@ -58,8 +58,9 @@ __attribute__((noinline)) void gzt_root(void)
 /* Names with bytes every format must escape; one is not valid UTF-8. */
 static const char *const gzt_jit_names[] = {
 	"jit \"quoted\" \\back\\slash",
-	"jit;semi<tag>&amp 'x' \x01"
-	"ctl caf\xc3\xa9 \xf0\x9f\x94\xa5",
+	/* Split so \x01 ends before "ctl"; parenthesized for clang. */
+	("jit;semi<tag>&amp 'x' \x01"
+	 "ctl caf\xc3\xa9 \xf0\x9f\x94\xa5"),
 	"jit bad \xff\xfe utf8",
 };
 

@@ -324,7 +324,8 @@ static char *run(const char *path, enum sp_export_format fmt,
 	CHECK_OK(sp_sink_memory_data(sink, &data, len));
 	copy = malloc(*len + 1);
 	CHECK_PTR(copy);
-	memcpy(copy, data, *len);
+	if (*len)
+		memcpy(copy, data, *len);
 	copy[*len] = 0;
 	sp_sink_free(sink);
 	return copy;

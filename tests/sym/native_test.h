@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -224,7 +225,7 @@ static inline int nt_addr2line(const char *file, const uint64_t *addrs,
 	static char lines[2 * NT_FRAMES_MAX + 4][2 * NT_NAME_MAX];
 	char tmp[] = "/tmp/nt_addrs_XXXXXX", cmd[1024], buf[2 * NT_NAME_MAX];
 	size_t i, cur = (size_t)-1;
-	int fd, nl = 0;
+	int fd, st, nl = 0;
 	FILE *in, *p;
 
 	fd = mkstemp(tmp);
@@ -256,7 +257,11 @@ static inline int nt_addr2line(const char *file, const uint64_t *addrs,
 	if (cur != (size_t)-1 && cur < n)
 		nt_parse_rec(lines, nl, &recs[cur]);
 	unlink(tmp);
-	return pclose(p) == 0 && cur + 1 == n ? 0 : -1;
+	/* eu-addr2line exits 1 when some address has no line information. */
+	st = pclose(p);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+		return -1;
+	return cur + 1 == n ? 0 : -1;
 }
 
 /* Opens @path and its native symbolizer (debug dirs: default). */
