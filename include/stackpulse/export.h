@@ -36,9 +36,9 @@ enum sp_export_format {
 };
 
 /* Flags of struct sp_export_opts. */
-#define SP_EXPORT_NO_INLINE 0x1u /* raw frames only, no inline expansion */
-#define SP_EXPORT_ANNOTATE_PID 0x2u /* folded: prefix "pid;" */
-#define SP_EXPORT_ANNOTATE_TID 0x4u /* folded: prefix "tid;" */
+#define SP_EXPORT_NO_INLINE 0x1u     /* raw frames only, no inline expansion */
+#define SP_EXPORT_ANNOTATE_PID 0x2u  /* folded: prefix "pid;" */
+#define SP_EXPORT_ANNOTATE_TID 0x4u  /* folded: prefix "tid;" */
 #define SP_EXPORT_ANNOTATE_KIND 0x8u /* folded: suffix _[k] _[p] _[j] */
 
 /**

@@ -192,8 +192,7 @@ SP_API int sp_recorder_active_process_count(struct sp_recorder *recorder);
  * Caller owns the result; free it with sp_tail_close().
  * Thread: single-owner. Allocates: yes. Blocks: yes (flush, file I/O).
  */
-SP_API int sp_recorder_tail(struct sp_recorder *recorder,
-			    struct sp_tail **out);
+SP_API int sp_recorder_tail(struct sp_recorder *recorder, struct sp_tail **out);
 
 /** sp_recorder_summary copies the counters so far. */
 SP_API void sp_recorder_summary(const struct sp_recorder *recorder,

@@ -49,7 +49,7 @@ struct rd {
 	const uint8_t *buf;
 	size_t len;
 	size_t pos;
-	size_t start; /* first byte of the record (its tag) */
+	size_t start;	 /* first byte of the record (its tag) */
 	uint64_t offset; /* stream offset of buf[0] */
 	struct sp_diag *diag;
 };
@@ -305,8 +305,7 @@ static int apply_module(struct sp_spool *s, const struct module_fields *f,
 	return sp__vec_push(&s->modules, &s->mem, &m);
 }
 
-static int decode_module(struct sp_spool *s, struct rd *r,
-			 struct sp__event *ev)
+static int decode_module(struct sp_spool *s, struct rd *r, struct sp__event *ev)
 {
 	struct module_fields f;
 	uint32_t id = 0;
@@ -349,8 +348,9 @@ static int frame_from_kind(const struct sp_spool *s, struct rd *r,
 	m = module_at(s, (size_t)(kind >> 1));
 	if (addr < m->file_offset || m->end < m->start ||
 	    addr - m->file_offset >= m->end - m->start)
-		return corrupt(r, "frame address %#llx outside referenced "
-				  "module %llu",
+		return corrupt(r,
+			       "frame address %#llx outside referenced "
+			       "module %llu",
 			       (unsigned long long)addr,
 			       (unsigned long long)(kind >> 1));
 	f->module = (uint32_t)(kind >> 1);
@@ -413,8 +413,7 @@ static int decode_stack(struct sp_spool *s, struct rd *r, struct sp__event *ev)
 	return 0;
 }
 
-static int decode_thread(struct sp_spool *s, struct rd *r,
-			 struct sp__event *ev)
+static int decode_thread(struct sp_spool *s, struct rd *r, struct sp__event *ev)
 {
 	struct sp_thread t;
 	uint64_t tid;
@@ -439,11 +438,10 @@ static int decode_thread(struct sp_spool *s, struct rd *r,
 }
 
 /* §5.5: timestamp = baseline + delta, without wrapping. */
-static int apply_delta(struct rd *r, uint64_t last, int64_t delta,
-		       uint64_t *ts)
+static int apply_delta(struct rd *r, uint64_t last, int64_t delta, uint64_t *ts)
 {
-	uint64_t mag = delta < 0 ? (uint64_t)0 - (uint64_t)delta
-				 : (uint64_t)delta;
+	uint64_t mag = delta < 0 ? (uint64_t)0 - (uint64_t)delta :
+				   (uint64_t)delta;
 
 	if (delta < 0 ? mag > last : mag > UINT64_MAX - last)
 		return corrupt(r, "sample timestamp delta %lld out of range",
@@ -502,8 +500,7 @@ static int decode_python(struct sp_spool *s, struct rd *r, bool apply,
 	if (err)
 		return err;
 	p->is_python_runtime = flag ? 1 : 0;
-	if (apply && s->keep_python &&
-	    sp__vec_push(&s->python, &s->mem, p))
+	if (apply && s->keep_python && sp__vec_push(&s->python, &s->mem, p))
 		return -ENOMEM;
 	return 0;
 }
@@ -581,13 +578,13 @@ static int skip_fields(struct rd *r, const char *layout)
 	return err;
 }
 
-static int decode_body(struct sp_spool *s, struct sp__cursor *cur,
-		       struct rd *r, bool apply, struct sp__event *ev)
+static int decode_body(struct sp_spool *s, struct sp__cursor *cur, struct rd *r,
+		       bool apply, struct sp__event *ev)
 {
 	switch (ev->tag) {
 	case SP_TAG_MODULE:
-		return apply ? decode_module(s, r, ev)
-			     : skip_fields(r, "UUUUUUUUUBY");
+		return apply ? decode_module(s, r, ev) :
+			       skip_fields(r, "UUUUUUUUUBY");
 	case SP_TAG_FRAME:
 		return apply ? decode_frame(s, r, ev) : skip_fields(r, "UUU");
 	case SP_TAG_STACK:

@@ -50,9 +50,9 @@ bool sp__is_zstd(const void *data, size_t len);
 struct sp__frame {
 	uint64_t abs_ip;
 	uint64_t rel_ip;
-	uint32_t module; /* pinned module or SP_NO_MODULE */
+	uint32_t module;       /* pinned module or SP_NO_MODULE */
 	uint32_t module_limit; /* modules decoded before this frame */
-	uint32_t mode; /* enum sp_frame_mode */
+	uint32_t mode;	       /* enum sp_frame_mode */
 	uint32_t pad;
 };
 
@@ -62,10 +62,10 @@ struct sp_spool {
 	uint64_t start_us;
 	uint64_t interval_us;
 	struct sp__vec modules; /* struct sp_module, path in arena */
-	struct sp__vec frames; /* struct sp__frame */
-	struct sp__vec stacks; /* struct sp_stack_node */
+	struct sp__vec frames;	/* struct sp__frame */
+	struct sp__vec stacks;	/* struct sp_stack_node */
 	struct sp__vec threads; /* struct sp_thread */
-	struct sp__vec python; /* struct sp_python_record, if keep_python */
+	struct sp__vec python;	/* struct sp_python_record, if keep_python */
 	struct sp__vec retired; /* uint32_t module ids retired by the last
 				   tag 7/8 record decoded */
 	bool keep_python;
@@ -103,7 +103,7 @@ struct sp__sample_rec {
 struct sp__event {
 	uint8_t tag;
 	union {
-		struct sp_sample sample; /* SP_TAG_SAMPLE */
+		struct sp_sample sample;	/* SP_TAG_SAMPLE */
 		struct sp_python_record python; /* SP_TAG_PYTHON */
 		int32_t pid; /* SP_TAG_DEACTIVATE_PROCESS, SP_TAG_MODULE */
 		uint32_t module_id; /* SP_TAG_DEACTIVATE_MODULE */

@@ -38,8 +38,7 @@ struct sp_snapshot {
 };
 
 /* Room for at least one more sample; returns the next free slot. */
-static struct sp__sample_rec *sample_slot(struct sp_snapshot *s,
-					  size_t *room)
+static struct sp__sample_rec *sample_slot(struct sp_snapshot *s, size_t *room)
 {
 	size_t slot = s->nsamples & (SAMPLE_BLOCK - 1);
 	struct sp__sample_rec *block;
@@ -93,7 +92,7 @@ static int push_samples(struct sp_snapshot *s, struct sp__cursor *cur,
 }
 
 static const struct sp__sample_rec *sample_at(const struct sp_snapshot *s,
-					   size_t i)
+					      size_t i)
 {
 	const struct sp__sample_rec *const *blocks = s->blocks.data;
 
@@ -228,8 +227,8 @@ SP_API int sp_snapshot_open(const char *path, const struct sp_reader_opts *opts,
 		goto out_close;
 	}
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-			   fd, 0);
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+			   0);
 		if (map == MAP_FAILED) {
 			err = -errno;
 			goto out_close;
@@ -254,9 +253,10 @@ SP_API void sp_snapshot_close(struct sp_snapshot *snapshot)
 		return;
 	mem = snapshot->spool.mem;
 	for (i = 0; i < snapshot->blocks.len; i++)
-		sp__mem_free(&mem,
-			     ((struct sp__sample_rec **)snapshot->blocks.data)[i],
-			     SAMPLE_BLOCK * sizeof(struct sp__sample_rec));
+		sp__mem_free(
+			&mem,
+			((struct sp__sample_rec **)snapshot->blocks.data)[i],
+			SAMPLE_BLOCK * sizeof(struct sp__sample_rec));
 	sp__vec_fini(&snapshot->blocks, &mem);
 	sp__spool_fini(&snapshot->spool);
 	sp__mem_free(&mem, snapshot, sizeof(*snapshot));
@@ -291,8 +291,7 @@ SP_API int sp_snapshot_sample(const struct sp_snapshot *snapshot, size_t index,
 	return 0;
 }
 
-SP_API size_t
-sp_snapshot_python_record_count(const struct sp_snapshot *snapshot)
+SP_API size_t sp_snapshot_python_record_count(const struct sp_snapshot *snapshot)
 {
 	return snapshot->spool.python.len;
 }

@@ -307,8 +307,7 @@ int sp__source_header(struct sp__source *src, struct sp_spool *spool,
 int sp__reader_opts_load(const struct sp_reader_opts *opts,
 			 struct sp_reader_opts *out)
 {
-	int err = sp__opts_load(opts, opts ? opts->size : 0, out,
-				sizeof(*out));
+	int err = sp__opts_load(opts, opts ? opts->size : 0, out, sizeof(*out));
 
 	if (err)
 		return err;

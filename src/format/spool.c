@@ -147,8 +147,8 @@ static bool visible(const struct sp_module *m, uint32_t frame_id)
 static bool owns(const struct sp_module *m, uint32_t mode, int32_t pid,
 		 uint64_t ip)
 {
-	if (mode == SP_FRAME_KERNEL ? !m->is_kernel
-				    : (m->is_kernel || m->pid != pid))
+	if (mode == SP_FRAME_KERNEL ? !m->is_kernel :
+				      (m->is_kernel || m->pid != pid))
 		return false;
 	return m->start <= ip && ip < m->end;
 }
@@ -198,9 +198,9 @@ SP_API int sp_spool_resolve(const struct sp_spool *spool, uint32_t frame_id,
 	return 0;
 }
 
-SP_API int sp_spool_stack_contexts(const struct sp_spool *spool,
-				   uint32_t stack, int32_t pid,
-				   struct sp_frame_context *out, size_t cap)
+SP_API int sp_spool_stack_contexts(const struct sp_spool *spool, uint32_t stack,
+				   int32_t pid, struct sp_frame_context *out,
+				   size_t cap)
 {
 	const struct sp_stack_node *n;
 	size_t i = 0;
@@ -226,8 +226,8 @@ SP_API uint64_t sp_spool_timestamp_us(const struct sp_spool *spool,
 
 	if (spool->start_us == 0)
 		return 0;
-	return off > UINT64_MAX - spool->start_us ? UINT64_MAX
-						  : spool->start_us + off;
+	return off > UINT64_MAX - spool->start_us ? UINT64_MAX :
+						    spool->start_us + off;
 }
 
 static int cmp_u64(const void *a, const void *b)

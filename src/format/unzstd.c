@@ -114,9 +114,9 @@ int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
 		/* A failed workspace allocation is memory, not data. */
 		if (ZSTD_isError(ret))
 			return ZSTD_getErrorCode(ret) ==
-					       ZSTD_error_memory_allocation
-				       ? -ENOMEM
-				       : SP_EZSTD;
+					       ZSTD_error_memory_allocation ?
+				       -ENOMEM :
+				       SP_EZSTD;
 		out->len += ob.pos;
 		if (ib.pos == ib.size && ob.pos < ob.size) {
 			z->pending = false;

@@ -62,9 +62,8 @@ void sp__native_free(struct sp__native *native);
  * are serialized inside; finished tables are read without locks.
  * Returns the number of frames (0 when no symbol covers @svma), -ENOMEM.
  */
-int sp__native_lookup(struct sp__native *native, uint64_t svma,
-		      uint32_t flags, struct sp_resolved_frame *out,
-		      size_t cap);
+int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
+		      struct sp_resolved_frame *out, size_t cap);
 
 /* ---- kernel symbols (kallsyms.c, system_map.c) ---- */
 
@@ -111,14 +110,12 @@ struct sp__perf_map;
  * -ENOENT, -EPERM (unsafe file), -EFBIG, -ENOMEM. *@identity receives
  * (dev, ino, size, mtime) hashed, to detect a changed file on update.
  */
-int sp__perf_map_load(const struct sp__mem *mem, const char *dir,
-		      int32_t pid, struct sp__perf_map **out,
-		      uint64_t *identity);
+int sp__perf_map_load(const struct sp__mem *mem, const char *dir, int32_t pid,
+		      struct sp__perf_map **out, uint64_t *identity);
 
 /* Parses perf-map text (START LEN NAME lines, §1.10 rules). */
-int sp__perf_map_parse(const struct sp__mem *mem, const char *data,
-		       size_t len, const char *path,
-		       struct sp__perf_map **out);
+int sp__perf_map_parse(const struct sp__mem *mem, const char *data, size_t len,
+		       const char *path, struct sp__perf_map **out);
 void sp__perf_map_free(struct sp__perf_map *map);
 
 /*

@@ -112,7 +112,8 @@ static void check_options(void)
 	uint8_t buf[256];
 	size_t len = vec_hex(VEC_V3, buf, sizeof(buf));
 	struct sp_logger logger = { .log = count_log };
-	struct sp_reader_opts opts = { .size = sizeof(opts), .logger = &logger };
+	struct sp_reader_opts opts = { .size = sizeof(opts),
+				       .logger = &logger };
 	unsigned char big[sizeof(opts) + 8];
 	struct sp_snapshot *s = NULL;
 
@@ -131,8 +132,8 @@ static void check_options(void)
 	sp_snapshot_close(s);
 	big[sizeof(opts) + 3] = 1;
 	CHECK_EQ_INT(sp_snapshot_open_buffer(
-			     buf, len, (const struct sp_reader_opts *)(void *)big,
-			     &s),
+			     buf, len,
+			     (const struct sp_reader_opts *)(void *)big, &s),
 		     -EINVAL);
 	opts.size = sizeof(opts);
 	opts.flags = 0x80;
@@ -181,7 +182,8 @@ static void check_timeline(void)
 	CHECK_EQ(sp_spool_timestamp_us(sp, 900), 123);
 	CHECK_EQ(sp_spool_timestamp_us(sp, 1000), 123);
 	CHECK_EQ(sp_spool_timestamp_us(sp, 2999), 124);
-	CHECK_EQ(sp_spool_timestamp_us(sp, UINT64_MAX), 123 + (UINT64_MAX - 1000) / 1000);
+	CHECK_EQ(sp_spool_timestamp_us(sp, UINT64_MAX),
+		 123 + (UINT64_MAX - 1000) / 1000);
 	sp_snapshot_close(s);
 }
 

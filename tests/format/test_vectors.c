@@ -11,7 +11,11 @@
 /* Table rows leave trailing counts at zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-enum expect { OK, RECOVERED, REJECT };
+enum expect {
+	OK,
+	RECOVERED,
+	REJECT
+};
 
 struct vcase {
 	const char *name;
@@ -45,8 +49,8 @@ static const struct vcase cases[] = {
 	{ "R1", VEC_H "01 00 00 80 20 80 40 00 00 00 00 00 00 00", REJECT },
 	{ "R1 pid -1 user", VEC_H "01 00 01 80 20 80 40 00 00 00 00 00 00 00",
 	  REJECT },
-	{ "R1 kernel pid -1",
-	  VEC_H "01 00 01 80 20 80 40 00 00 00 00 00 01 00", OK, 0, 1 },
+	{ "R1 kernel pid -1", VEC_H "01 00 01 80 20 80 40 00 00 00 00 00 01 00",
+	  OK, 0, 1 },
 	{ "R2a", VEC_H R2_MODULE "02 00 00 80 22", REJECT },
 	{ "R2b", VEC_H R2_MODULE "02 00 00 80 01", REJECT },
 	{ "R2c", VEC_H R2_MODULE "02 00 00 ff 21", OK, 0, 1, 1 },
@@ -68,8 +72,9 @@ static const struct vcase cases[] = {
 	  REJECT },
 	{ "R7 overlong",
 	  VEC_H "01 00 0e 80 20 80 40 80 02 00 00 00 00 00 02 c0 af", REJECT },
-	{ "R7 NUL ok", VEC_H "01 00 0e 80 20 80 40 80 02 00 00 00 00 00 02 00 41",
-	  OK, 0, 1 },
+	{ "R7 NUL ok",
+	  VEC_H "01 00 0e 80 20 80 40 80 02 00 00 00 00 00 02 00 41", OK, 0,
+	  1 },
 	{ "R8", VEC_H "08 00", REJECT },
 	{ "R9", VEC_H "02 80 00 01 80 20", OK, 0, 0, 1 },
 	{ "T1", VEC_H "01", RECOVERED },
@@ -97,18 +102,20 @@ static const struct vcase cases[] = {
 	{ "stack parent 2^32", VEC_H "02 00 01 80 20 03 00 80 80 80 80 10 00",
 	  REJECT },
 	{ "frame id cut then bad", VEC_H "02 05", REJECT },
-	{ "module cut inode",
-	  VEC_H "01 00 0e 80 20 80 40 00", RECOVERED },
-	{ "bytes len overflows", VEC_H "01 00 0e 00 00 00 00 00 00 00 00 "
-		"ff ff ff ff ff ff ff ff ff 01", REJECT },
+	{ "module cut inode", VEC_H "01 00 0e 80 20 80 40 00", RECOVERED },
+	{ "bytes len overflows",
+	  VEC_H "01 00 0e 00 00 00 00 00 00 00 00 "
+		"ff ff ff ff ff ff ff ff ff 01",
+	  REJECT },
 	{ "marker cut payload", VEC_H "02 00 05", RECOVERED },
 	{ "sample +1 over max",
 	  VEC_H R4_BASE "04 00 0e 07 05 fe ff ff ff ff ff ff ff ff 01 00 00 "
-		"05 fe ff ff ff ff ff ff ff ff 01 00 00 05 02 00 00 "
-		"05 02 00 00", REJECT },
+			"05 fe ff ff ff ff ff ff ff ff 01 00 00 05 02 00 00 "
+			"05 02 00 00",
+	  REJECT },
 	{ "sample at u64 max",
 	  VEC_H R4_BASE "04 00 0e 07 05 fe ff ff ff ff ff ff ff ff 01 00 00 "
-		"05 fe ff ff ff ff ff ff ff ff 01 00 00 05 02 00 00",
+			"05 fe ff ff ff ff ff ff ff ff 01 00 00 05 02 00 00",
 	  OK, 3, 0, 1, 1, 1 },
 };
 

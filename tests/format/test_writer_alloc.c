@@ -101,7 +101,8 @@ static struct sp_frame frame(unsigned i, uint32_t modules)
 		f.module_id = i % modules;
 		f.file_relative_ip = 0x100 + i % 0x800;
 		/* Modules map file offset 0x100 at their start. */
-		f.abs_ip = 0x10000 * (f.module_id + 1) + f.file_relative_ip - 0x100;
+		f.abs_ip = 0x10000 * (f.module_id + 1) + f.file_relative_ip -
+			   0x100;
 		return f;
 	}
 	if (i % 17 == 16) {

@@ -91,10 +91,9 @@ static bool frame_valid(const struct model *m, const struct sp_frame *f)
 	mod = &m->mods[f->module_id];
 	return f->file_relative_ip >= mod->file_offset &&
 	       mod->end >= mod->start &&
-	       f->file_relative_ip - mod->file_offset <
-		       mod->end - mod->start &&
-	       f->abs_ip == mod->start + (f->file_relative_ip -
-					  mod->file_offset);
+	       f->file_relative_ip - mod->file_offset < mod->end - mod->start &&
+	       f->abs_ip ==
+		       mod->start + (f->file_relative_ip - mod->file_offset);
 }
 
 static void make_frame(const struct model *m, struct prog *g,

@@ -10,7 +10,8 @@
 // exercise the name rules: inline frames carry the linkage name, as
 // eu-addr2line prints them.
 
-namespace nip {
+namespace nip
+{
 
 template <typename T> struct Acc {
 	T v{};
@@ -24,7 +25,8 @@ template <typename T> struct Acc {
 	}
 };
 
-class Table {
+class Table
+{
     public:
 	__attribute__((noinline)) void put(const std::string &k, uint64_t v)
 	{
@@ -45,7 +47,8 @@ class Table {
 	std::map<std::string, uint64_t> m_;
 };
 
-template <typename T> __attribute__((noinline)) T reduce(const std::vector<T> &v)
+template <typename T>
+__attribute__((noinline)) T reduce(const std::vector<T> &v)
 {
 	Acc<T> a;
 	for (const T &x : v)
