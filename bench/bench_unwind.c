@@ -8,68 +8,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <stackpulse/unwind.h>
 
+#include "bench_unwind.h"
 #include "image.h"
 #include "unwind_internal.h"
 
 /*
- * Three measurements, one JSON line each:
+ * Three measurements, JSON lines:
  *  - "table": build time and bytes of the compact CFI table of libc,
  *    libstdc++ and python (best of 5 builds);
- *  - "unwind": a corpus of real samples of this process (registers and
- *    stack copies captured inside a recursive workload that also passes
- *    through libc's qsort), unwound warm with sp_unwinder_unwind: ns per
- *    frame and per sample;
- *  - "libdw": the same corpus unwound with dwarf_cfi_addrframe on every
- *    frame (CFA = reg + off, RA and RBP from the rules), the approach the
- *    compact tables replace; the line reports the ratio.
+ *  - "unwind": a corpus of real samples of this process (bench_unwind.h:
+ *    a timer interrupts a varied workload, so samples land on thousands of
+ *    distinct pcs in this program, libc and libm), unwound with
+ *    sp_unwinder_unwind once its tables are built, and in the same run
+ *    with libdw's dwarf_cfi_addrframe on every frame (CFA = reg + off, RA
+ *    and RBP from the rules, the approach the compact tables replace);
+ *  - two orders: "varied" unwinds every sample once, in capture order,
+ *    so consecutive lookups hit different pcs; "same_sample_x8" unwinds
+ *    each sample 8 times in a row: stack bytes hot and libdw's FDE cache
+ *    hitting the same pcs, libdw's best case.
+ * Each figure is the median of RUNS runs, ours and libdw alternating, with
+ * the ratio taken within each run. Times are thread CPU time.
  * Targets (reported, never enforced): <= 30 ns/frame warm, >= 5x faster
- * than libdw per frame, libc table <= 40 ms.
+ * than libdw per frame, libc table <= 40 ms, <= 16 bytes per row.
  */
 
-#define NSAMPLES 2000
+#define NSAMPLES 4000
+#define INTERVAL_US 47
+#define RUNS 7
 #define CAP 1024
 #define MAX_MAPS 256
 
-/* Captures the caller's callee-saved registers, RSP and RIP (DWARF order). */
-__asm__(".text\n"
-	".globl bench_capture\n"
-	".type bench_capture, @function\n"
-	"bench_capture:\n"
-	".cfi_startproc\n"
-	"movq %rbx, 24(%rdi)\n"
-	"movq %rbp, 48(%rdi)\n"
-	"leaq 8(%rsp), %rax\n"
-	"movq %rax, 56(%rdi)\n"
-	"movq %r12, 96(%rdi)\n"
-	"movq %r13, 104(%rdi)\n"
-	"movq %r14, 112(%rdi)\n"
-	"movq %r15, 120(%rdi)\n"
-	"movq (%rsp), %rax\n"
-	"movq %rax, 128(%rdi)\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size bench_capture, .-bench_capture\n");
-void bench_capture(struct sp_regs *out);
-
-struct sample {
-	struct sp_regs regs;
-	uint8_t *stack;
-	size_t len;
-	uint64_t addr;
-};
-
-static struct sample corpus[NSAMPLES];
-static size_t ncorpus;
-static uint64_t stack_top;
+static struct bench_corpus corpus;
 static struct sp_mapping maps[MAX_MAPS];
 static char paths[MAX_MAPS][256];
 static size_t nmaps;
-static volatile int sink;
 
 /*
  * Thread CPU time: the bench machines are shared (2 vCPUs, other jobs), and
@@ -98,8 +76,6 @@ static void load_maps(void)
 			   " %x:%x %" SCNu64 " %199[^\n]",
 			   &s, &e, perms, &off, &maj, &min, &ino, path) < 7)
 			continue;
-		if (strstr(path, "[stack]"))
-			stack_top = e;
 		if (perms[2] != 'x' || strstr(path, "[vsyscall]"))
 			continue;
 		snprintf(paths[nmaps], sizeof(paths[0]), "%s", path);
@@ -120,67 +96,24 @@ static void load_maps(void)
 		fclose(f);
 }
 
-__attribute__((noinline)) static void take(void)
+static int cmp_double(const void *a, const void *b)
 {
-	struct sample *s = &corpus[ncorpus];
+	double x = *(const double *)a, y = *(const double *)b;
 
-	if (ncorpus == NSAMPLES)
-		return;
-	memset(&s->regs, 0, sizeof(s->regs));
-	bench_capture(&s->regs);
-	s->regs.valid = 0x1f0c8 | (1u << 16);
-	s->regs.abi = SP_REGS_ABI_64;
-	s->addr = s->regs.r[SP_X86_64_RSP];
-	s->len = (size_t)(stack_top - s->addr);
-	s->stack = malloc(s->len);
-	if (!s->stack)
-		return;
-	memcpy(s->stack, (const void *)(uintptr_t)s->addr, s->len);
-	ncorpus++;
-}
-
-static int work_depth;
-
-static int cmp_take(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	if (work_depth-- == 0)
-		take();
 	return (x > y) - (x < y);
 }
 
-__attribute__((noinline)) static int work(int depth, int kind);
-
-__attribute__((noinline)) static int work_b(int depth, int kind)
+static double median(double *v, size_t n)
 {
-	int v = work(depth - 1, kind) + 1;
-
-	sink += v;
-	return v;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-__attribute__((noinline)) static int work(int depth, int kind)
+static int cmp_u64(const void *a, const void *b)
 {
-	int v[8] = { 5, 3, 7, 1, 8, 2, 6, 4 };
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (depth <= 0) {
-		work_depth = kind == 1 ? 3 : -1;
-		if (kind == 1)
-			qsort(v, 8, sizeof(int), cmp_take);
-		else
-			take();
-		return v[depth & 7];
-	}
-	return (depth & 1) ? work_b(depth, kind) : work(depth - 1, kind) + 2;
-}
-
-static void capture_corpus(void)
-{
-	unsigned i;
-
-	for (i = 0; i < NSAMPLES; i++)
-		work(4 + (int)((i * 7919u) % 28), (int)(i % 3 == 0));
+	return (x > y) - (x < y);
 }
 
 /* ---- tables ------------------------------------------------------------ */
@@ -222,41 +155,73 @@ static void bench_table(const char *name, const char *path)
 
 /* ---- our unwinder -------------------------------------------------------- */
 
-/*
- * Each sample is unwound @inner times in a row: the first pass over a
- * sample's stack copy misses the caches (the corpus is tens of MB), the
- * rest are warm, as in the recorder, which unwinds a stack right after
- * copying it out of the ring. @inner = 1 gives the cold figure.
- */
-static double bench_ours(int inner, uint64_t *frames_out)
+struct timing {
+	uint64_t ns;
+	uint64_t frames;
+};
+
+/* One pass over the corpus, each sample unwound @inner times in a row. */
+static struct timing pass_ours(struct sp_unwinder *u, int inner,
+			       struct sp_unwind_stats *st)
 {
 	static struct sp_frame frames[CAP];
-	struct sp_unwinder *u;
-	uint64_t frames_total = 0, t0, best = UINT64_MAX;
+	struct timing t = { 0, 0 };
+	uint64_t t0 = now_ns();
 	size_t i;
-	int rep, k, n;
+	int k, n;
 
-	if (sp_unwinder_new(NULL, &u))
-		return 0;
-	for (rep = 0; rep < 4; rep++) {
-		frames_total = 0;
-		t0 = now_ns();
-		for (i = 0; i < ncorpus; i++) {
-			for (k = 0; k < inner; k++) {
-				n = sp_unwinder_unwind(
-					u, &corpus[i].regs, corpus[i].stack,
-					corpus[i].len, corpus[i].addr, maps,
-					nmaps, frames, CAP, NULL);
-				frames_total += n > 0 ? (uint64_t)n : 0;
-			}
+	for (i = 0; i < corpus.n; i++) {
+		const struct bench_sample *s = &corpus.s[i];
+
+		for (k = 0; k < inner; k++) {
+			n = sp_unwinder_unwind(u, &s->regs, s->stack, s->len,
+					       s->addr, maps, nmaps, frames,
+					       CAP, st);
+			t.frames += n > 0 ? (uint64_t)n : 0;
 		}
-		/* The first pass builds the tables: not measured. */
-		if (rep > 0 && now_ns() - t0 < best)
-			best = now_ns() - t0;
 	}
-	sp_unwinder_free(u);
-	*frames_out = frames_total;
-	return (double)best;
+	t.ns = now_ns() - t0;
+	return t;
+}
+
+/* Distinct frame pcs of the corpus, and how many stacks were complete. */
+static void describe_corpus(struct sp_unwinder *u)
+{
+	static struct sp_frame frames[CAP];
+	struct sp_unwind_stats st = { 0 };
+	uint64_t *pcs = NULL, fallbacks = 0;
+	size_t i, npcs = 0, distinct = 0, leaves = 0;
+	int k, n;
+
+	for (i = 0; i < corpus.n; i++) {
+		const struct bench_sample *s = &corpus.s[i];
+
+		n = sp_unwinder_unwind(u, &s->regs, s->stack, s->len, s->addr,
+				       maps, nmaps, frames, CAP, &st);
+		pcs = realloc(pcs, (npcs + (size_t)n + 1) * sizeof(*pcs));
+		if (!pcs)
+			return;
+		for (k = 0; k < n; k++)
+			pcs[npcs++] = frames[k].abs_ip;
+	}
+	qsort(pcs, npcs, sizeof(*pcs), cmp_u64);
+	for (i = 0; i < npcs; i++)
+		distinct += i == 0 || pcs[i] != pcs[i - 1];
+	for (i = 0; i < corpus.n; i++)
+		pcs[i] = corpus.s[i].regs.r[SP_X86_64_RIP];
+	qsort(pcs, corpus.n, sizeof(*pcs), cmp_u64);
+	for (i = 0; i < corpus.n; i++)
+		leaves += i == 0 || pcs[i] != pcs[i - 1];
+	for (i = 0; i < SP_FALLBACK_COUNT; i++)
+		fallbacks += st.fallbacks[i];
+	printf("{\"bench\":\"corpus\",\"samples\":%zu,\"timer_ticks\":%" PRIu64
+	       ",\"stack_bytes_avg\":%zu,\"frames\":%" PRIu64
+	       ",\"distinct_frame_pcs\":%zu,\"distinct_leaf_pcs\":%zu,"
+	       "\"truncated_stacks\":%" PRIu64 ",\"fp_fallback_steps\":%" PRIu64
+	       "}\n",
+	       corpus.n, corpus.ticks, corpus.used / (corpus.n ? corpus.n : 1),
+	       st.frames, distinct, leaves, st.truncated, fallbacks);
+	free(pcs);
 }
 
 /* ---- libdw per frame ----------------------------------------------------- */
@@ -270,6 +235,18 @@ struct dw_module {
 
 static struct dw_module dwmods[MAX_MAPS];
 
+/* The vDSO from this process's memory, as the unwinder's image layer. */
+static void dw_open_vdso(struct dw_module *d, const struct sp_mapping *m)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+
+	if (!base || base != m->start)
+		return;
+	d->elf = elf_memory((char *)(uintptr_t)base, m->end - m->start);
+	d->cfi = d->elf ? dwarf_getcfi_elf(d->elf) : NULL;
+	d->bias = base; /* its first PT_LOAD has vaddr 0 */
+}
+
 static void dw_open(void)
 {
 	struct sp__mem mem;
@@ -279,17 +256,21 @@ static void dw_open(void)
 	elf_version(EV_CURRENT);
 	for (i = 0; i < nmaps; i++) {
 		struct sp__image *img;
+		int err;
 
 		dwmods[i].fd = -1;
-		if (maps[i].flags || sp__image_open_path(&mem, paths[i], &img))
-			continue;
-		if (sp__image_bias(img, maps[i].start, maps[i].end,
-				   maps[i].file_offset, 4096,
-				   &dwmods[i].bias)) {
-			sp__image_unref(img);
+		if (maps[i].flags & SP_MAPPING_VDSO) {
+			dw_open_vdso(&dwmods[i], &maps[i]);
 			continue;
 		}
+		if (sp__image_open_path(&mem, paths[i], &img))
+			continue;
+		err = sp__image_bias(img, maps[i].start, maps[i].end,
+				     maps[i].file_offset, 4096,
+				     &dwmods[i].bias);
 		sp__image_unref(img);
+		if (err)
+			continue;
 		dwmods[i].fd = open(paths[i], O_RDONLY);
 		dwmods[i].elf = elf_begin(dwmods[i].fd, ELF_C_READ_MMAP, NULL);
 		dwmods[i].cfi =
@@ -297,17 +278,39 @@ static void dw_open(void)
 	}
 }
 
-static int dw_find(uint64_t pc)
+static void dw_close(void)
 {
 	size_t i;
 
-	for (i = 0; i < nmaps; i++)
-		if (pc >= maps[i].start && pc < maps[i].end)
-			return dwmods[i].cfi ? (int)i : -1;
-	return -1;
+	for (i = 0; i < nmaps; i++) {
+		if (dwmods[i].cfi)
+			dwarf_cfi_end(dwmods[i].cfi);
+		if (dwmods[i].elf)
+			elf_end(dwmods[i].elf);
+		if (dwmods[i].fd >= 0)
+			close(dwmods[i].fd);
+	}
 }
 
-static int dw_read(const struct sample *s, uint64_t addr, uint64_t *v)
+/* The mapping of @pc by binary search, as our unwinder does. */
+static int dw_find(uint64_t pc)
+{
+	size_t lo = 0, hi = nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= maps[lo - 1].end || !dwmods[lo - 1].cfi)
+		return -1;
+	return (int)lo - 1;
+}
+
+static int dw_read(const struct bench_sample *s, uint64_t addr, uint64_t *v)
 {
 	if (addr < s->addr || addr - s->addr + 8 > s->len)
 		return -1;
@@ -329,7 +332,7 @@ static int dw_rule(Dwarf_Frame *fr, int reg, int64_t *off)
 }
 
 /* One libdw step; returns 1 when a caller was found. */
-static int dw_step(const struct sample *s, uint64_t *r, uint64_t key)
+static int dw_step(const struct bench_sample *s, uint64_t *r, uint64_t key)
 {
 	int m = dw_find(key);
 	Dwarf_Frame *fr = NULL;
@@ -350,78 +353,115 @@ static int dw_step(const struct sample *s, uint64_t *r, uint64_t key)
 		goto out;
 	if (dw_rule(fr, 6, &off) == 0 && dw_read(s, cfa + (uint64_t)off, &r[6]))
 		goto out;
+	ok = r[16] != 0 && cfa > r[7]; /* the stack pointer must advance */
 	r[7] = cfa;
-	ok = r[16] != 0;
 out:
 	free(fr);
 	return ok;
 }
 
-static double bench_libdw(int inner, uint64_t *frames_out)
+static struct timing pass_libdw(int inner)
 {
-	uint64_t frames_total = 0, t0, best = UINT64_MAX;
-	uint64_t r[17];
+	struct timing t = { 0, 0 };
+	uint64_t r[17], t0 = now_ns();
 	size_t i;
-	int rep, k, depth;
+	int k, depth;
 
-	for (rep = 0; rep < 3; rep++) {
-		frames_total = 0;
-		t0 = now_ns();
-		for (i = 0; i < ncorpus; i++) {
-			for (k = 0; k < inner; k++) {
-				memcpy(r, corpus[i].regs.r, sizeof(r));
-				depth = 1;
-				if (dw_step(&corpus[i], r, r[16]))
-					for (depth++;
-					     depth < CAP &&
-					     dw_step(&corpus[i], r, r[16] - 1);
-					     depth++)
-						;
-				frames_total += (uint64_t)depth;
-			}
+	for (i = 0; i < corpus.n; i++) {
+		const struct bench_sample *s = &corpus.s[i];
+
+		for (k = 0; k < inner; k++) {
+			memcpy(r, s->regs.r, sizeof(r));
+			depth = 1;
+			if (dw_step(s, r, r[16]))
+				for (depth++;
+				     depth < CAP && dw_step(s, r, r[16] - 1);
+				     depth++)
+					;
+			t.frames += (uint64_t)depth;
 		}
-		if (rep > 0 && now_ns() - t0 < best)
-			best = now_ns() - t0;
 	}
-	*frames_out = frames_total;
-	return (double)best;
+	t.ns = now_ns() - t0;
+	return t;
 }
 
-static void report(const char *what, int inner)
-{
-	uint64_t ours_frames = 0, dw_frames = 0;
-	double ours_ns, dw_ns, ours_pf, dw_pf;
-	double n = (double)ncorpus * inner;
+/* ---- report -------------------------------------------------------------- */
 
-	ours_ns = bench_ours(inner, &ours_frames);
-	dw_ns = bench_libdw(inner, &dw_frames);
-	if (!ours_frames || !dw_frames)
-		return;
-	ours_pf = ours_ns / (double)ours_frames;
-	dw_pf = dw_ns / (double)dw_frames;
-	printf("{\"bench\":\"unwind\",\"cache\":\"%s\",\"samples\":%zu,"
-	       "\"frames_per_sample\":%.1f,\"ns_per_frame\":%.1f,"
+static void report(struct sp_unwinder *u, const char *mode, int inner)
+{
+	double ours[RUNS], dw[RUNS], ratio[RUNS], ours_s[RUNS], dw_s[RUNS];
+	double n = (double)corpus.n * inner, fours = 0, fdw = 0;
+	struct timing a, b;
+	int run;
+
+	for (run = 0; run < RUNS; run++) {
+		a = pass_ours(u, inner, NULL);
+		b = pass_libdw(inner);
+		if (!a.frames || !b.frames)
+			return;
+		ours[run] = (double)a.ns / (double)a.frames;
+		dw[run] = (double)b.ns / (double)b.frames;
+		ratio[run] = dw[run] / ours[run];
+		ours_s[run] = (double)a.ns / n;
+		dw_s[run] = (double)b.ns / n;
+		fours = (double)a.frames / n;
+		fdw = (double)b.frames / n;
+	}
+	printf("{\"bench\":\"unwind\",\"mode\":\"%s\",\"samples\":%zu,"
+	       "\"runs\":%d,\"frames_per_sample\":%.1f,\"ns_per_frame\":%.1f,"
 	       "\"ns_per_sample\":%.0f,\"libdw_ns_per_frame\":%.1f,"
 	       "\"libdw_ns_per_sample\":%.0f,\"libdw_frames_per_sample\":%.1f,"
 	       "\"speedup\":%.1f,\"target_ns_per_frame\":30,"
 	       "\"target_speedup\":5}\n",
-	       what, ncorpus, (double)ours_frames / n, ours_pf, ours_ns / n,
-	       dw_pf, dw_ns / n, (double)dw_frames / n, dw_pf / ours_pf);
+	       mode, corpus.n, RUNS, fours, median(ours, RUNS),
+	       median(ours_s, RUNS), median(dw, RUNS), median(dw_s, RUNS), fdw,
+	       median(ratio, RUNS));
 }
 
-int main(void)
+/* --profile MODE [PASSES]: only our unwinder, for perf record. */
+static void profile(struct sp_unwinder *u, const char *mode, int passes)
 {
+	int inner = strcmp(mode, "varied") == 0 ? 1 : 8, i;
+
+	for (i = 0; i < passes; i++)
+		pass_ours(u, inner, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *prof = argc > 2 && !strcmp(argv[1], "--profile") ? argv[2] :
+								       NULL;
+	struct sp_unwinder *u;
+	int err;
+
+	if (prof)
+		goto capture;
 	bench_table("libc", "/lib/x86_64-linux-gnu/libc.so.6");
 	bench_table("libstdc++", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	bench_table("libpython3.12",
 		    "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0");
 	bench_table("python3.11", "/usr/bin/python3.11");
-	load_maps();
-	capture_corpus();
-	if (ncorpus == 0)
+capture:
+	err = bench_corpus_capture(&corpus, NSAMPLES, INTERVAL_US);
+	if (err || corpus.n == 0) {
+		fprintf(stderr, "bench_unwind: no samples (%d)\n", err);
 		return 1;
+	}
+	load_maps();
+	if (sp_unwinder_new(NULL, &u))
+		return 1;
+	describe_corpus(u); /* also builds every table: not measured */
+	if (prof) {
+		profile(u, prof, argc > 3 ? atoi(argv[3]) : 25);
+		goto out;
+	}
 	dw_open();
-	report("warm", 8);
-	report("cold", 1);
+	pass_libdw(1); /* fills libdw's FDE caches: not measured */
+	report(u, "varied", 1);
+	report(u, "same_sample_x8", 8);
+	dw_close();
+out:
+	sp_unwinder_free(u);
+	bench_corpus_free(&corpus);
 	return 0;
 }

@@ -137,6 +137,7 @@ static inline int get_u(struct rd *r, uint64_t *v)
 {
 	size_t n;
 
+	*v = 0; /* every path defines it, which gcc -O3 cannot prove */
 	if (r->len - r->pos >= SP_VARINT_MAX) {
 		n = fast_u(r->buf + r->pos, v);
 		if (n) {

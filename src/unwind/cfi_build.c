@@ -20,15 +20,15 @@
  * the raw sections, decoding the initial location with the CIE's pointer
  * encoding), then walks from each FDE start: look up pc, emit a row, jump
  * to the row's end, and when a lookup fails (a gap between functions),
- * emit a SP__CFA_NONE row and jump to the next FDE start.
+ * emit a SP__RULES_NONE row and jump to the next FDE start.
  *
  *   FDE starts:   s0            s1        s2
  *   code:         [r r r r r ] gap [r r r ][r r r r]
  *   rows:         0 1 2 3 4   N    5 6 7   8 9 ...  N (end sentinel)
  *
  * .eh_frame wins where both sections describe a pc (it is what the runtime
- * uses); .debug_frame fills the rest. Adjacent rows with equal rules are
- * merged. Everything libdw hands out is copied: the Dwarf_CFI handles are
+ * uses); .debug_frame fills the rest. Rule sets are interned (rows hold
+ * an index) and adjacent rows with the same rule set are merged. Everything libdw hands out is copied: the Dwarf_CFI handles are
  * ended before returning, so the finished table outlives them and is read
  * by many threads while libdw is never touched again.
  *
@@ -47,6 +47,7 @@ struct builder {
 	Dwarf_CFI *cfi[2];     /* .eh_frame, .debug_frame */
 	struct sp__vec starts; /* uint64_t */
 	struct sp__vec rows;   /* struct sp__cfi_row, pc relative to base */
+	struct sp__vec rules;  /* struct sp__cfi_rules, [0] = gap */
 	struct sp__vec extras;
 	struct sp__vec exprs;
 	struct sp__vec ops;
@@ -195,7 +196,7 @@ static int classify(struct builder *b, const Dwarf_Op *ops, size_t nops,
 }
 
 static int frame_cfa(struct builder *b, Dwarf_Frame *fr,
-		     struct sp__cfi_row *row)
+		     struct sp__cfi_rules *row)
 {
 	Dwarf_Op *ops;
 	size_t nops;
@@ -226,15 +227,37 @@ static bool small_cfa_off(const struct sp__cfi_rule *r)
 	       r->off / 8 <= INT8_MAX;
 }
 
-/* Packs the rules into the row when they fit the simple shape. */
-static bool pack_simple(const struct sp__cfi_extra *x, struct sp__cfi_row *row)
+/* RBX, R12-R15 into saves: each same, or at CFA - 8n for n in 1..63. */
+static bool pack_saves(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
+{
+	uint32_t saves = 0;
+	unsigned k;
+
+	for (k = 0; k < SP__SAVE_NREGS; k++) {
+		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
+
+		if (r->kind == SP__RULE_SAME)
+			continue;
+		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
+		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
+			return false;
+		saves |= (uint32_t)(-r->off / 8) << (SP__SAVE_BITS * k);
+	}
+	row->saves = saves;
+	return true;
+}
+
+/* Packs the rules into the rule set when they fit the simple shape. */
+static bool pack_simple(const struct sp__cfi_extra *x,
+			struct sp__cfi_rules *row)
 {
 	const struct sp__cfi_rule *ra = &x->rule[SP_X86_64_RIP];
 	const struct sp__cfi_rule *bp = &x->rule[SP_X86_64_RBP];
 	uint32_t others = x->mask &
-			  ~((1u << SP_X86_64_RIP) | (1u << SP_X86_64_RBP));
+			  ~((1u << SP_X86_64_RIP) | (1u << SP_X86_64_RBP) |
+			    (1u << 3) | (0xfu << 12));
 
-	if (others)
+	if (others || !pack_saves(x, row))
 		return false;
 	if (ra->kind == SP__RULE_UNDEF)
 		row->flags |= SP__ROW_RA_UNDEF;
@@ -253,7 +276,7 @@ static bool pack_simple(const struct sp__cfi_extra *x, struct sp__cfi_row *row)
 }
 
 static int frame_regs(struct builder *b, Dwarf_Frame *fr, bool signalp,
-		      struct sp__cfi_row *row)
+		      struct sp__cfi_rules *row)
 {
 	struct sp__cfi_extra x;
 	size_t i, n = signalp ? SP_X86_64_NREGS :
@@ -287,6 +310,7 @@ static int frame_regs(struct builder *b, Dwarf_Frame *fr, bool signalp,
 		return 0;
 	row->flags = (uint8_t)((row->flags & SP__ROW_SIGNAL) | SP__ROW_EXTRA);
 	row->ra = row->rbp = 0;
+	row->saves = 0;
 	return intern(b, &b->extras, &x, sizeof(x), 1, &row->extra);
 }
 
@@ -306,26 +330,23 @@ static Dwarf_Frame *lookup(struct builder *b, uint64_t pc)
 	return NULL;
 }
 
-static bool same_rules(const struct sp__cfi_row *a, const struct sp__cfi_row *c)
+/* Appends a row at svma @pc unless it only continues the previous row. */
+static int emit(struct builder *b, uint64_t pc, const struct sp__cfi_rules *r)
 {
-	return a->cfa_off == c->cfa_off && a->cfa_reg == c->cfa_reg &&
-	       a->flags == c->flags && a->ra == c->ra && a->rbp == c->rbp &&
-	       a->extra == c->extra;
-}
-
-/* Appends @row at svma @pc unless it only continues the previous row. */
-static int emit(struct builder *b, uint64_t pc, struct sp__cfi_row *row)
-{
-	struct sp__cfi_row *last = NULL;
+	struct sp__cfi_row row, *last = NULL;
+	int err;
 
 	if (pc - b->base > UINT32_MAX)
 		return -E2BIG;
-	row->pc = (uint32_t)(pc - b->base);
+	row.pc = (uint32_t)(pc - b->base);
+	err = intern(b, &b->rules, r, sizeof(*r), 3, &row.rules);
+	if (err)
+		return err;
 	if (b->rows.len)
 		last = sp__vec_at(&b->rows, b->rows.len - 1);
-	if (last && same_rules(last, row))
+	if (last && last->rules == row.rules)
 		return 0;
-	return sp__vec_push(&b->rows, b->mem, row);
+	return sp__vec_push(&b->rows, b->mem, &row);
 }
 
 /*
@@ -334,7 +355,7 @@ static int emit(struct builder *b, uint64_t pc, struct sp__cfi_row *row)
  */
 static int walk_one(struct builder *b, uint64_t pc, uint64_t *next)
 {
-	struct sp__cfi_row row = { 0 };
+	struct sp__cfi_rules row = { 0 };
 	Dwarf_Addr start, end;
 	Dwarf_Frame *fr;
 	bool signalp;
@@ -360,13 +381,18 @@ out_free:
 static int walk(struct builder *b)
 {
 	const uint64_t *starts = b->starts.data;
-	struct sp__cfi_row none = { .cfa_reg = SP__CFA_NONE };
+	static const struct sp__cfi_rules none = { .cfa_reg = SP__CFA_NONE };
 	size_t i = 0, n = b->starts.len;
 	uint64_t pc, next;
+	uint32_t gap;
 	int err;
 
 	if (n == 0)
 		return 0;
+	/* The gap rule set is interned first: it is SP__RULES_NONE. */
+	err = intern(b, &b->rules, &none, sizeof(none), 3, &gap);
+	if (err)
+		return err;
 	b->base = pc = starts[0];
 	/* pc strictly increases every round, so the walk ends. */
 	while (b->budget-- > 0 && pc - b->base < UINT32_MAX) {
@@ -426,6 +452,9 @@ static int assemble(struct builder *b, struct sp__cfi_table *t)
 	t->bytes = sizeof(*t);
 	err = take(b, &b->rows, (void **)&t->rows, &t->nrows, &t->bytes);
 	if (!err)
+		err = take(b, &b->rules, (void **)&t->rules, &t->nrules,
+			   &t->bytes);
+	if (!err)
 		err = take(b, &b->extras, (void **)&t->extras, &t->nextras,
 			   &t->bytes);
 	if (!err)
@@ -474,6 +503,7 @@ static void builder_fini(struct builder *b, Dwarf *dw)
 		dwarf_end(dw); /* also ends cfi[1], which it owns */
 	sp__vec_fini(&b->starts, b->mem);
 	sp__vec_fini(&b->rows, b->mem);
+	sp__vec_fini(&b->rules, b->mem);
 	sp__vec_fini(&b->extras, b->mem);
 	sp__vec_fini(&b->exprs, b->mem);
 	sp__vec_fini(&b->ops, b->mem);
@@ -490,6 +520,7 @@ int sp__cfi_table_build(const struct sp__mem *mem, Elf *elf,
 
 	sp__vec_init(&b.starts, sizeof(uint64_t));
 	sp__vec_init(&b.rows, sizeof(struct sp__cfi_row));
+	sp__vec_init(&b.rules, sizeof(struct sp__cfi_rules));
 	sp__vec_init(&b.extras, sizeof(struct sp__cfi_extra));
 	sp__vec_init(&b.exprs, sizeof(struct sp__cfi_expr));
 	sp__vec_init(&b.ops, sizeof(struct sp__cfi_op));

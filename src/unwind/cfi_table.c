@@ -1,24 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* Compact CFI tables: the page index, the row lookup, freeing. */
+/* Compact CFI tables: the page index, the row search, freeing. */
 #include <errno.h>
 
 #include "unwind_internal.h"
 
 /*
- * The lookup is the hottest path of the unwinder after the stack reads,
- * so it avoids a binary search over the whole table: page_first[p] is the
- * first row whose pc is at or above p << page_shift, and the row covering
- * an address is either in its page or the last row of an earlier page:
+ * The lookup (sp__cfi_table_find, inline in unwind_internal.h) is the
+ * hottest path of the unwinder after the stack reads, so it avoids a
+ * binary search over the whole table: page_first[p] is the row covering
+ * the first byte of page p, and the row covering an address lies between
+ * its page's entry and the next page's:
  *
- *   pc offsets:   0    0x1000   0x2000   0x3000
+ *   pc offsets:   0    0x80     0x100    0x180
  *   pages:        | p0   | p1     | p2     |
  *   rows:         r0 r1 r2     r3 r4 r5 ...
- *   page_first:   0    3        3 ...
+ *   page_first:   0    2        2        5
  *
  * Code has a row every 48 bytes or so (libc: 28k rows over 1.3 MiB), so
  * the page size is picked for about two rows per page: libc gets 128-byte
- * pages, a 43 KiB index (1.5 bytes per row) and a lookup is two index
- * loads plus a scan of a couple of rows, instead of 15 dependent probes.
+ * pages and a 43 KiB index (1.5 bytes per row); a lookup is two index
+ * loads and a scan of a couple of 8-byte rows, one cache line, instead of
+ * 15 dependent probes.
  */
 
 static unsigned pick_page_shift(uint64_t span, size_t nrows)
@@ -47,7 +49,8 @@ int sp__cfi_table_index(struct sp__cfi_table *table)
 	for (p = 0; p <= table->npages; p++) {
 		uint64_t page_pc = (uint64_t)p << table->page_shift;
 
-		while (i < table->nrows && table->rows[i].pc < page_pc)
+		/* The last row starting at or before the page's first byte. */
+		while (i + 1 < table->nrows && table->rows[i + 1].pc <= page_pc)
 			i++;
 		table->page_first[p] = (uint32_t)i;
 	}
@@ -55,39 +58,24 @@ int sp__cfi_table_index(struct sp__cfi_table *table)
 	return 0;
 }
 
-const struct sp__cfi_row *sp__cfi_table_find(const struct sp__cfi_table *table,
-					     uint64_t svma)
+/*
+ * The last row in [lo, hi] starting at or before @off, for long pages:
+ * rows[lo].pc <= off holds on entry and is kept, so the result is exact.
+ */
+size_t sp__cfi_table_search(const struct sp__cfi_table *table, uint64_t off,
+			    size_t lo, size_t hi)
 {
 	const struct sp__cfi_row *rows = table->rows;
-	uint64_t off, page;
-	size_t lo, hi;
+	size_t n = hi - lo + 1;
 
-	if (svma < table->base || svma - table->base >= table->span)
-		return NULL;
-	off = svma - table->base;
-	page = off >> table->page_shift;
-	lo = table->page_first[page];
-	hi = table->page_first[page + 1];
-	/* The covering row may start in an earlier page. */
-	if (lo > 0)
-		lo--;
-	if (lo >= hi || rows[lo].pc > off)
-		return NULL;
-	/* Invariant: rows[lo].pc <= off, and every row at or past hi is > off. */
-	while (hi - lo > 8) {
-		size_t mid = lo + (hi - lo) / 2;
+	/* Branch-free halving: the comparison becomes a conditional move. */
+	while (n > 1) {
+		size_t half = n / 2;
 
-		if (rows[mid].pc <= off)
-			lo = mid;
-		else
-			hi = mid;
+		lo = rows[lo + half].pc <= off ? lo + half : lo;
+		n -= half;
 	}
-	/* A short forward scan beats dependent binary-search loads. */
-	while (lo + 1 < hi && rows[lo + 1].pc <= off)
-		lo++;
-	if (rows[lo].cfa_reg == SP__CFA_NONE)
-		return NULL;
-	return &rows[lo];
+	return lo;
 }
 
 void sp__cfi_table_free(struct sp__cfi_table *table)
@@ -100,6 +88,7 @@ void sp__cfi_table_free(struct sp__cfi_table *table)
 	sp__mem_free(&mem, table->rows, table->nrows * sizeof(*table->rows));
 	sp__mem_free(&mem, table->page_first,
 		     (table->npages + 1) * sizeof(uint32_t));
+	sp__mem_free(&mem, table->rules, table->nrules * sizeof(*table->rules));
 	sp__mem_free(&mem, table->extras,
 		     table->nextras * sizeof(*table->extras));
 	sp__mem_free(&mem, table->exprs, table->nexprs * sizeof(*table->exprs));

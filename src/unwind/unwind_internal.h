@@ -22,42 +22,66 @@
  *
  *   struct sp__cfi_table
  *   +-- base, span      rows cover svma [base, base + span)
- *   +-- rows[]          16 bytes each, sorted by pc, contiguous: a row
- *   |                   runs to the next row's pc; a gap without CFI is a
- *   |                   row with cfa_reg == SP__CFA_NONE
- *   +-- page_first[]    first row index per (pc >> page_shift): a lookup
- *   |                   binary-searches only the rows of one page
- *   +-- extras[]        full rule sets (signal frames, saved RBX/R12-R15,
- *   |                   unusual offsets), deduplicated, indexed by row.extra
+ *   +-- rows[]          8 bytes each, sorted by pc, contiguous: a row
+ *   |                   runs to the next row's pc and names its rule set;
+ *   |                   a gap without CFI uses rule set 0 (SP__RULES_NONE)
+ *   +-- page_first[]    per (pc >> page_shift): the row covering the
+ *   |                   page's first byte, so a lookup scans a few rows
+ *   +-- rules[]         16-byte rule sets, deduplicated: libc's 28k rows
+ *   |                   use under 400 distinct ones
+ *   +-- extras[]        full rule sets (signal frames, register and value
+ *   |                   rules, unusual offsets), indexed by rules.extra
  *   +-- exprs[], ops[]  DWARF expressions (PLT, __restore_rt), deduplicated
  *
- *   row: | pc u32 | cfa_off i32 | cfa_reg u8 | flags u8 | ra i8 | rbp i8 |
- *        | extra u32 |
+ *   row:   | pc u32 | rules u32 |
+ *   rules: | cfa_off i32 | cfa_reg u8 | flags u8 | ra i8 | rbp i8 |
+ *          | saves u32 (RBX, R12..R15: 6 bits each) | extra u32 |
  *
- * A simple row (no SP__ROW_EXTRA) says: CFA = reg + cfa_off (or expression
- * number cfa_off when cfa_reg == SP__CFA_EXPR); RA saved at CFA + 8 * ra
- * or undefined (outermost frame); RBP same, undefined or saved at CFA + 8 *
- * rbp; every other callee-saved register keeps its value. Over 98% of rows
- * in libc, libstdc++ and python are simple (research/feasibility.md §3).
+ * A simple rule set (no SP__ROW_EXTRA) says: CFA = reg + cfa_off (or
+ * expression number cfa_off when cfa_reg == SP__CFA_EXPR); RA saved at
+ * CFA + 8 * ra or undefined (outermost frame); RBP same, undefined or
+ * saved at CFA + 8 * rbp; RBX and R12-R15 saved at CFA - 8 * n for their
+ * 6-bit field n of saves, or unchanged when n is 0. That is the shape of
+ * every function compiled by GCC or Clang, so over 99.9% of rows in libc,
+ * libstdc++ and python are simple (research/feasibility.md §3); only
+ * trampolines and hand-written assembly need extras.
  */
 
 #define SP__CFA_EXPR 0xfe /* cfa_off is an index into exprs[] */
 #define SP__CFA_NONE 0xff /* no CFI covers this range */
 
-/* Row flags. */
+#define SP__RULES_NONE 0 /* rules[0]: the gap rule set, cfa_reg NONE */
+
+/* Rule set flags. */
 #define SP__ROW_RA_UNDEF 0x01 /* outermost frame (e.g. _start) */
 #define SP__ROW_RBP_UNDEF 0x02
 #define SP__ROW_RBP_SAVED 0x04 /* RBP saved at CFA + 8 * rbp */
 #define SP__ROW_SIGNAL 0x08    /* signal trampoline: caller pc is exact */
 #define SP__ROW_EXTRA 0x10     /* register rules are extras[extra] */
 
+/* saves: field k (bits 6k..6k+5) is the slot of sp__cfi_saved_reg(k). */
+#define SP__SAVE_BITS 6
+#define SP__SAVE_MAX 63
+#define SP__SAVE_NREGS 5
+
+/* RBX, R12, R13, R14, R15 in DWARF numbering. */
+static inline unsigned sp__cfi_saved_reg(unsigned k)
+{
+	return k == 0 ? 3 : 11 + k;
+}
+
 struct sp__cfi_row {
-	uint32_t pc; /* offset from table base */
+	uint32_t pc;	/* offset from table base */
+	uint32_t rules; /* index into rules[] */
+};
+
+struct sp__cfi_rules {
 	int32_t cfa_off;
 	uint8_t cfa_reg;
 	uint8_t flags;
 	int8_t ra; /* 8-byte units from the CFA */
 	int8_t rbp;
+	uint32_t saves;
 	uint32_t extra;
 };
 
@@ -105,6 +129,8 @@ struct sp__cfi_table {
 	uint32_t *page_first; /* npages + 1 entries */
 	size_t npages;
 	unsigned page_shift;
+	struct sp__cfi_rules *rules;
+	size_t nrules;
 	struct sp__cfi_extra *extras;
 	size_t nextras;
 	struct sp__cfi_expr *exprs;
@@ -137,15 +163,52 @@ int sp__cfi_fde_starts(const struct sp__mem *mem, Elf *elf, Elf_Scn *scn,
 /* Sorts and deduplicates FDE starts. */
 void sp__cfi_sort_starts(struct sp__vec *starts);
 
-/* The row covering @svma, or NULL (outside the table or in a gap). */
-const struct sp__cfi_row *sp__cfi_table_find(const struct sp__cfi_table *table,
-					     uint64_t svma);
-
 /*
- * Builds page_first[] for the rows of @table (sorted by pc, the last one a
- * SP__CFA_NONE row at pc == span). Returns 0 or -ENOMEM.
+ * Builds page_first[] for the rows of @table (sorted by pc, the first at
+ * pc 0, the last a SP__RULES_NONE row at pc == span). Returns 0 or
+ * -ENOMEM.
  */
 int sp__cfi_table_index(struct sp__cfi_table *table);
+
+/* Index of the row covering table offset @off < span (cfi_table.c). */
+size_t sp__cfi_table_search(const struct sp__cfi_table *table, uint64_t off,
+			    size_t lo, size_t hi);
+
+/*
+ * The rule set index (into rules[]) of table offset @off < span. Inline:
+ * it runs once per unwound frame. page_first[p] is the row that covers
+ * the page's first byte, so the answer lies between it and the next
+ * page's; libc has about two rows per page, so a short forward scan
+ * usually ends it and long pages fall back to a binary search.
+ */
+static inline uint32_t sp__cfi_table_rules_at(const struct sp__cfi_table *table,
+					      uint64_t off)
+{
+	const struct sp__cfi_row *rows = table->rows;
+	size_t i, hi;
+
+	i = table->page_first[off >> table->page_shift];
+	hi = table->page_first[(off >> table->page_shift) + 1];
+	if (hi - i > 4)
+		i = sp__cfi_table_search(table, off, i, hi);
+	/* rows[hi].pc <= the next page's start; rows[nrows - 1].pc == span. */
+	while (i < hi && rows[i + 1].pc <= off)
+		i++;
+	return rows[i].rules;
+}
+
+/* The rule set covering @svma, or NULL (outside the table or in a gap). */
+static inline const struct sp__cfi_rules *
+sp__cfi_table_find(const struct sp__cfi_table *table, uint64_t svma)
+{
+	uint64_t off = svma - table->base;
+	uint32_t rules;
+
+	if (svma < table->base || off >= table->span)
+		return NULL;
+	rules = sp__cfi_table_rules_at(table, off);
+	return rules == SP__RULES_NONE ? NULL : &table->rules[rules];
+}
 
 /* The copied stack bytes [addr, addr + len). */
 struct sp__stack {
@@ -198,8 +261,13 @@ struct sp__step_fail {
 /*
  * arch/<arch>.c: registers and the step.
  * sp__arch_check_regs: 0 or the error kind (+1) that rejects the sample.
- * sp__arch_step_cfi: applies @row to @cur, giving the caller's registers
- * in @next; returns 0, SP__STEP_END or -1 with @fail filled.
+ * sp__arch_step_cfi: applies rule set @row to @cur, giving the caller's
+ * registers in @next; returns 0, SP__STEP_END or -1 with @fail filled.
+ * sp__arch_step_simple: the common case of sp__arch_step_cfi, in place:
+ * when @row is a simple rule set and the step succeeds (a caller is found,
+ * not the outermost frame), updates @regs to the caller's and returns 0,
+ * exactly as sp__arch_step_cfi would have; otherwise returns 1 and leaves
+ * @regs untouched for sp__arch_step_cfi to produce the result or error.
  * sp__arch_step_fp: the frame-pointer step, same returns.
  */
 int sp__arch_check_regs(const struct sp_regs *regs,
@@ -207,9 +275,11 @@ int sp__arch_check_regs(const struct sp_regs *regs,
 uint64_t sp__arch_pc(const struct sp_regs *regs);
 uint64_t sp__arch_sp(const struct sp_regs *regs);
 int sp__arch_step_cfi(const struct sp__cfi_table *table,
-		      const struct sp__cfi_row *row,
+		      const struct sp__cfi_rules *row,
 		      const struct sp__stack *stack, const struct sp_regs *cur,
 		      struct sp_regs *next, struct sp__step_fail *fail);
+int sp__arch_step_simple(const struct sp__cfi_rules *row,
+			 const struct sp__stack *stack, struct sp_regs *regs);
 int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 		     struct sp_regs *next, struct sp__step_fail *fail);
 

@@ -26,9 +26,10 @@
  *        v
  *   struct table_slot { image, table }   one per image, built once
  *
- * A frame then costs: binary search of the caller's mapping array, one
- * slot probe (a per-call cache skips even that while frames stay in the
- * same mapping), a row lookup and the step. The slow path (first sight of
+ * A frame then costs: a check that the pc is still in the previous
+ * frame's mapping (else a binary search of the caller's mapping array and
+ * one slot probe, keyed by the mapping's start so that no hashing is
+ * needed), a row lookup and the step. The slow path (first sight of
  * a mapping) takes the unwinder mutex to find or insert entries, opens the
  * image through the image cache and builds its table under the table
  * slot's own mutex, so one long build (40 ms for libc) does not block
@@ -36,11 +37,13 @@
  * with the unwinder, so a pointer read from a slot stays valid.
  */
 
-#define SLOT_COUNT 1024
+#define SLOT_COUNT 1024 /* front_slot() takes 10 bits */
+#define PC_CACHE_BITS 12
 #define CALL_CACHE 4
 
 struct table_slot {
 	struct sp__image *img;
+	uint32_t id; /* 1 + index in tables: the pc cache's table key */
 	pthread_mutex_t build_lock;
 	uint64_t table; /* struct sp__cfi_table *, published with release */
 	uint64_t done;	/* 1 once @table/@status are final (release) */
@@ -53,6 +56,7 @@ struct resolved {
 	char *path; /* kept only when inode == 0 (identity by name) */
 	size_t path_size;
 	const struct sp__cfi_table *table; /* NULL: no unwind data */
+	uint32_t table_id;		   /* table_slot.id, 0: not cached */
 	uint64_t bias;
 	int status;
 };
@@ -70,6 +74,7 @@ struct sp_unwinder {
 	struct sp__vec resolved;     /* struct resolved * */
 	struct sp__map resolved_map; /* mapping key -> resolved index */
 	uint64_t slots[SLOT_COUNT];  /* struct resolved *, release/acquire */
+	uint64_t pc_cache[1u << PC_CACHE_BITS]; /* see cached_rules() */
 };
 
 /* ---- lifecycle --------------------------------------------------------- */
@@ -194,6 +199,7 @@ static int table_slot_get(struct sp_unwinder *u, struct sp__image *img,
 	}
 	sp__image_ref(img);
 	ts->img = img;
+	ts->id = (uint32_t)u->tables.len + 1;
 	pthread_mutex_init(&ts->build_lock, NULL);
 	sp__vec_push(&u->tables, &u->mem, &ts); /* reserved above */
 	*out = ts;
@@ -302,6 +308,8 @@ static void resolve_fill(struct sp_unwinder *u, const struct sp_mapping *m,
 		err = table_slot_get(u, img, &ts);
 	if (!err)
 		err = table_slot_build(u, ts, &r->table);
+	if (!err && ts->id <= UINT16_MAX)
+		r->table_id = ts->id;
 	if (img)
 		sp__image_unref(img);
 	r->status = err;
@@ -378,19 +386,30 @@ static struct resolved *resolved_insert(struct sp_unwinder *u,
 	return found;
 }
 
+/* Front slot of @m: its start address, multiplicatively hashed. */
+static uint64_t *front_slot(struct sp_unwinder *u, const struct sp_mapping *m)
+{
+	uint64_t h = (m->start >> 12) * 0x9e3779b97f4a7c15ull;
+
+	return &u->slots[h >> 54]; /* the top 10 bits: SLOT_COUNT slots */
+}
+
 /* The resolution of @m: front slot, then the map, then a new resolution. */
 static const struct resolved *resolve(struct sp_unwinder *u,
 				      const struct sp_mapping *m)
 {
-	uint64_t h = mapping_hash(m);
-	uint64_t *slot = &u->slots[h & (SLOT_COUNT - 1)];
-	uint64_t key[3] = { h, m->start, m->end };
+	uint64_t *slot = front_slot(u, m);
+	uint64_t h, key[3];
 	struct resolved *r;
 
 	/* Pairs with the release store below: the entry is fully built. */
 	r = (struct resolved *)(uintptr_t)sp__load_acquire_u64(slot);
 	if (r && resolved_matches(r, m))
 		return r;
+	h = mapping_hash(m);
+	key[0] = h;
+	key[1] = m->start;
+	key[2] = m->end;
 	pthread_mutex_lock(&u->lock);
 	r = resolved_find(u, m, key, sp__map_hash(key));
 	pthread_mutex_unlock(&u->lock);
@@ -427,15 +446,23 @@ struct walk {
 	struct sp_frame *frames;
 	size_t n; /* frames stored */
 	struct sp_unwind_stats st;
-	/* Per-call cache: frames mostly stay within a few mappings. */
+	/* Per-call cache: frames mostly stay within a few mappings, and
+	 * consecutive frames mostly in the same one. */
+	const struct sp_mapping *last_map, *last_rmap;
+	const struct resolved *last_r;
 	const struct sp_mapping *seen_map[CALL_CACHE];
 	const struct resolved *seen[CALL_CACHE];
 	unsigned next_seen;
 };
 
-static const struct sp_mapping *find_mapping(const struct walk *w, uint64_t pc)
+static const struct sp_mapping *find_mapping(struct walk *w, uint64_t pc)
 {
+	const struct sp_mapping *m = w->last_map;
 	size_t lo = 0, hi = w->nmaps;
+
+	/* Unsigned: one comparison checks both ends. */
+	if (m && pc - m->start < m->end - m->start)
+		return m;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -447,7 +474,8 @@ static const struct sp_mapping *find_mapping(const struct walk *w, uint64_t pc)
 	}
 	if (lo == 0 || pc >= w->maps[lo - 1].end)
 		return NULL;
-	return &w->maps[lo - 1];
+	w->last_map = &w->maps[lo - 1];
+	return w->last_map;
 }
 
 static const struct resolved *lookup_resolved(struct walk *w,
@@ -456,14 +484,59 @@ static const struct resolved *lookup_resolved(struct walk *w,
 	const struct resolved *r;
 	unsigned i;
 
+	if (m == w->last_rmap)
+		return w->last_r;
 	for (i = 0; i < CALL_CACHE; i++)
 		if (w->seen_map[i] == m)
-			return w->seen[i];
-	r = resolve(w->u, m);
-	i = w->next_seen++ % CALL_CACHE;
-	w->seen_map[i] = m;
-	w->seen[i] = r;
+			break;
+	if (i < CALL_CACHE) {
+		r = w->seen[i];
+	} else {
+		r = resolve(w->u, m);
+		i = w->next_seen++ % CALL_CACHE;
+		w->seen_map[i] = m;
+		w->seen[i] = r;
+	}
+	w->last_rmap = m;
+	w->last_r = r;
 	return r;
+}
+
+/*
+ * The rule set of @svma in @r's table through the unwinder's pc cache.
+ * Profiles revisit the same call sites in sample after sample, and a hit
+ * replaces the page index, the row scan and their dependent loads (and
+ * mispredicted scan exits) by one load. Each entry is one 64-bit word,
+ *
+ *   | table id: 16 | table offset: 32 | rule set index: 16 |
+ *
+ * read and written with relaxed atomics by any number of threads: a word
+ * is either a complete old entry or a complete new one, and it is used
+ * only when its key matches, so races cost a miss, never a wrong rule.
+ * Table ids start at 1, so the zeroed cache matches nothing, and tables
+ * live as long as the unwinder. Rule sets past index 65535 go uncached.
+ */
+static const struct sp__cfi_rules *
+cached_rules(struct sp_unwinder *u, const struct resolved *r, uint64_t svma)
+{
+	const struct sp__cfi_table *t = r->table;
+	uint64_t off = svma - t->base, key, e, *slot;
+	uint32_t idx;
+
+	if (svma < t->base || off >= t->span)
+		return NULL;
+	key = (uint64_t)r->table_id << 32 | off; /* span < 2^32 */
+	slot = &u->pc_cache[(key * 0x9e3779b97f4a7c15ull) >>
+			    (64 - PC_CACHE_BITS)];
+	e = sp__load_relaxed_u64(slot);
+	if (e >> 16 == key && r->table_id) {
+		idx = (uint32_t)(e & 0xffff);
+	} else {
+		idx = sp__cfi_table_rules_at(t, off);
+		if (r->table_id && idx <= UINT16_MAX)
+			sp__store_relaxed_u64(slot, key << 16 | idx);
+	}
+	return idx == SP__RULES_NONE ? NULL : &t->rules[idx];
 }
 
 static void put_frame(struct walk *w, const struct sp_mapping *m, uint64_t pc)
@@ -500,14 +573,19 @@ static void put_marker(struct walk *w, size_t cap)
  * One step from @cur. @key is the pc to look up (the leaf pc, an
  * interrupted pc after a signal frame, else return address - 1).
  */
+/* step() updated @cur in place: @next is unused. */
+#define STEP_IN_PLACE 2
+
 /*
  * One step from @cur at @key, the frame's pc (the leaf pc, an interrupted
  * pc after a signal frame, else return address - 1), in mapping @m.
+ * Returns 0 (caller in @next), STEP_IN_PLACE (caller in @cur: the simple
+ * rule set that nearly every frame has), SP__STEP_END or -1.
  */
 static int step(struct walk *w, const struct sp_mapping *m, uint64_t key,
-		const struct sp_regs *cur, struct sp_regs *next, bool *signal)
+		struct sp_regs *cur, struct sp_regs *next, bool *signal)
 {
-	const struct sp__cfi_row *row = NULL;
+	const struct sp__cfi_rules *row = NULL;
 	const struct resolved *r = NULL;
 	struct sp__step_fail fail, fp_fail;
 	enum sp_unwind_fallback reason = SP_FALLBACK_NO_MODULE;
@@ -521,9 +599,11 @@ static int step(struct walk *w, const struct sp_mapping *m, uint64_t key,
 	if (r && r->table && r->table->nrows) {
 		reason = SP_FALLBACK_DWARF_CFI_INDEX_LOOKUP;
 		if (key >= r->bias)
-			row = sp__cfi_table_find(r->table, key - r->bias);
+			row = cached_rules(w->u, r, key - r->bias);
 	}
 	if (row) {
+		if (sp__arch_step_simple(row, &w->stack, cur) == 0)
+			return STEP_IN_PLACE;
 		ret = sp__arch_step_cfi(r->table, row, &w->stack, cur, next,
 					&fail);
 		if (ret >= 0) {
@@ -549,6 +629,22 @@ static int step(struct walk *w, const struct sp_mapping *m, uint64_t key,
 	return -1;
 }
 
+/*
+ * Stack bytes are read upwards, one frame at a time, and each read needs
+ * the one before it (the CFA comes from the previous frame's registers).
+ * When the copy is not in cache every frame would wait for memory in
+ * turn; asking for the lines a frame or two above @sp (frames average a
+ * few hundred bytes) overlaps those waits. Prefetches never fault, so
+ * addresses past the copy are harmless.
+ */
+static void prefetch_stack(const struct sp__stack *s, uint64_t sp)
+{
+	uintptr_t p = (uintptr_t)s->data + (uintptr_t)(sp - s->addr);
+
+	__builtin_prefetch((const void *)(p + 256));
+	__builtin_prefetch((const void *)(p + 448));
+}
+
 static void walk_stack(struct walk *w, const struct sp_regs *regs, size_t limit,
 		       size_t cap)
 {
@@ -565,6 +661,8 @@ static void walk_stack(struct walk *w, const struct sp_regs *regs, size_t limit,
 		return;
 	}
 	*cur = *regs;
+	prefetch_stack(&w->stack, sp__arch_sp(cur) - 256);
+	prefetch_stack(&w->stack, sp__arch_sp(cur));
 	/* The reported pc is also the lookup key: exact for the leaf and
 	 * for a pc interrupted by a signal, the call site for the rest. */
 	for (;;) {
@@ -579,9 +677,12 @@ static void walk_stack(struct walk *w, const struct sp_regs *regs, size_t limit,
 			return;
 		if (ret < 0 || w->n >= limit)
 			break;
-		t = cur;
-		cur = next;
-		next = t;
+		if (ret != STEP_IN_PLACE) {
+			t = cur;
+			cur = next;
+			next = t;
+		}
+		prefetch_stack(&w->stack, sp__arch_sp(cur));
 		pc = sp__arch_pc(cur) - (signal ? 0 : 1);
 	}
 	put_marker(w, cap);

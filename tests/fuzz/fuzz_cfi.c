@@ -19,13 +19,16 @@ static void check_table(const struct sp__cfi_table *t)
 
 	for (i = 0; i < t->nrows; i++) {
 		const struct sp__cfi_row *row = &t->rows[i];
-		const struct sp__cfi_row *hit =
-			sp__cfi_table_find(t, t->base + row->pc);
+		const struct sp__cfi_rules *rules,
+			*hit = sp__cfi_table_find(t, t->base + row->pc);
 
+		FUZZ_CHECK(row->rules < t->nrules);
+		rules = &t->rules[row->rules];
 		FUZZ_CHECK(i == 0 || t->rows[i - 1].pc < row->pc);
-		FUZZ_CHECK(hit == (row->cfa_reg == SP__CFA_NONE ? NULL : row));
-		FUZZ_CHECK(!(row->flags & SP__ROW_EXTRA) ||
-			   row->extra < t->nextras);
+		FUZZ_CHECK(hit ==
+			   (row->rules == SP__RULES_NONE ? NULL : rules));
+		FUZZ_CHECK(!(rules->flags & SP__ROW_EXTRA) ||
+			   rules->extra < t->nextras);
 	}
 }
 
@@ -42,7 +45,7 @@ static void run_steps(const struct sp__cfi_table *t, const uint8_t *stack,
 		cur.r[i] = s.addr + ((h >> (i * 3)) & 0x1f8);
 	cur.r[SP_X86_64_RIP] = t->base + (t->span ? h % t->span : 0);
 	for (i = 0; i < 64; i++) {
-		const struct sp__cfi_row *row =
+		const struct sp__cfi_rules *row =
 			sp__cfi_table_find(t, cur.r[SP_X86_64_RIP]);
 
 		if (row)

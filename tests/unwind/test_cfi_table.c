@@ -16,7 +16,11 @@
  * The table of libc must describe qsort's first instruction as
  * CFA = RSP + 8, RA at CFA - 8 (the state right after a call), and the
  * sp_test_cfa_rbx assembly (self_asm.S) as CFA = RBX + 16 after its
- * prologue. Expressions are checked by evaluating the PLT rule by hand.
+ * prologue, with RBX saved in the packed slot 2 (CFA - 16). The table's
+ * shape is checked too: 16 bytes or less per row in all, rule sets
+ * interned (no duplicates, no two adjacent rows with the same one) and
+ * almost every libc rule set simple. Expressions are checked by
+ * evaluating the PLT rule by hand.
  */
 
 static struct sp__mem mem;
@@ -42,10 +46,39 @@ static struct sp__cfi_table *build_for(uint64_t pc, uint64_t *bias)
 	return t;
 }
 
+static int cmp_rules(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sp__cfi_rules));
+}
+
+/* Rule sets are unique, [0] is the gap, and libc's are nearly all simple. */
+static void check_rules(const struct sp__cfi_table *t)
+{
+	struct sp__cfi_rules *sorted;
+	size_t i, extra = 0;
+
+	CHECK(t->nrules > 1);
+	CHECK_EQ(t->rules[SP__RULES_NONE].cfa_reg, SP__CFA_NONE);
+	for (i = 1; i < t->nrules; i++)
+		CHECK(t->rules[i].cfa_reg != SP__CFA_NONE);
+	for (i = 0; i < t->nrows; i++)
+		extra += (t->rules[t->rows[i].rules].flags & SP__ROW_EXTRA) !=
+			 0;
+	/* Before RBX/R12-R15 were packed, most of libc's rows were extras. */
+	CHECK(extra * 100 < t->nrows);
+	sorted = malloc(t->nrules * sizeof(*sorted));
+	CHECK_PTR(sorted);
+	memcpy(sorted, t->rules, t->nrules * sizeof(*sorted));
+	qsort(sorted, t->nrules, sizeof(*sorted), cmp_rules);
+	for (i = 1; i < t->nrules; i++)
+		CHECK(cmp_rules(&sorted[i - 1], &sorted[i]) != 0);
+	free(sorted);
+}
+
 static void test_libc(void)
 {
 	uint64_t bias, pc = (uint64_t)(uintptr_t)qsort;
-	const struct sp__cfi_row *row, *prev;
+	const struct sp__cfi_rules *row, *want;
 	struct sp__cfi_table *t = build_for(pc, &bias);
 	size_t i;
 
@@ -55,23 +88,29 @@ static void test_libc(void)
 	CHECK_EQ(row->cfa_off, 8);
 	CHECK(!(row->flags & SP__ROW_EXTRA));
 	CHECK_EQ(row->ra, -1);
+	CHECK_EQ(row->saves, 0);
 	CHECK(sp__cfi_table_find(t, t->base - 1) == NULL);
 	CHECK(sp__cfi_table_find(t, t->base + t->span) == NULL);
-	CHECK(t->bytes < t->nrows * 20);
+	CHECK(t->bytes <= t->nrows * 16);
+	check_rules(t);
 	/* Sorted, strictly increasing, ends with a gap sentinel. */
+	CHECK_EQ(t->rows[0].pc, 0);
 	for (i = 1; i < t->nrows; i++) {
-		prev = &t->rows[i - 1];
-		CHECK(prev->pc < t->rows[i].pc);
+		CHECK(t->rows[i - 1].pc < t->rows[i].pc);
+		CHECK(t->rows[i - 1].rules != t->rows[i].rules);
+		CHECK(t->rows[i].rules < t->nrules);
 	}
-	CHECK_EQ(t->rows[t->nrows - 1].cfa_reg, SP__CFA_NONE);
+	CHECK_EQ(t->rows[t->nrows - 1].rules, SP__RULES_NONE);
 	CHECK_EQ(t->rows[t->nrows - 1].pc, t->span);
-	/* Every row is found at its own start. */
+	/* Every row is found at its first and its last byte. */
 	for (i = 0; i + 1 < t->nrows; i++) {
+		want = t->rows[i].rules == SP__RULES_NONE ?
+			       NULL :
+			       &t->rules[t->rows[i].rules];
 		row = sp__cfi_table_find(t, t->base + t->rows[i].pc);
-		if (t->rows[i].cfa_reg == SP__CFA_NONE)
-			CHECK(row == NULL);
-		else
-			CHECK(row == &t->rows[i]);
+		CHECK(row == want);
+		row = sp__cfi_table_find(t, t->base + t->rows[i + 1].pc - 1);
+		CHECK(row == want);
 	}
 	sp__cfi_table_free(t);
 }
@@ -79,21 +118,23 @@ static void test_libc(void)
 static void test_cfa_rbx(void)
 {
 	uint64_t bias, pc = (uint64_t)(uintptr_t)sp_test_cfa_rbx;
-	const struct sp__cfi_row *row;
+	const struct sp__cfi_rules *row;
 	struct sp__cfi_table *t = build_for(pc, &bias);
 
-	/* push %rbx (1 byte), mov %rsp,%rbx (3 bytes): then CFA = RBX+16. */
+	/* push %rbx (1 byte), mov %rsp,%rbx (3 bytes): then CFA = RBX+16,
+	 * RBX saved at CFA - 16: slot 2 of RBX's packed field. */
 	row = sp__cfi_table_find(t, pc - bias + 4);
 	CHECK(row != NULL);
 	CHECK_EQ(row->cfa_reg, 3);
 	CHECK_EQ(row->cfa_off, 16);
-	CHECK(row->flags & SP__ROW_EXTRA);
-	CHECK_EQ(t->extras[row->extra].rule[3].kind, SP__RULE_AT_CFA);
-	CHECK_EQ(t->extras[row->extra].rule[3].off, -16);
+	CHECK(!(row->flags & SP__ROW_EXTRA));
+	CHECK_EQ(row->saves, 2);
+	CHECK_EQ(row->ra, -1);
 	row = sp__cfi_table_find(t, pc - bias);
 	CHECK(row != NULL);
 	CHECK_EQ(row->cfa_reg, SP_X86_64_RSP);
 	CHECK_EQ(row->cfa_off, 8);
+	CHECK_EQ(row->saves, 0);
 	sp__cfi_table_free(t);
 }
 

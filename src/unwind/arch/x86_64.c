@@ -10,7 +10,7 @@
  *
  *   CFA  = reg + off, or an expression (PLT, signal trampoline)
  *   RIP' = *(CFA + ra)           RSP' = CFA
- *   RBP' = RBP | *(CFA + rbp)    RBX', R12'-R15' per rule (extras)
+ *   RBP' = RBP | *(CFA + rbp)    RBX', R12'-R15' = same | *(CFA - 8n)
  *
  * Caller-saved registers are unknown in the caller (their valid bits are
  * cleared) unless a rule restores them, which only signal frames do: the
@@ -95,13 +95,13 @@ static bool add_off(uint64_t base, int64_t off, uint64_t *out)
 }
 
 static int compute_cfa(const struct sp__cfi_table *table,
-		       const struct sp__cfi_row *row,
+		       const struct sp__cfi_rules *row,
 		       const struct sp__stack *stack, const struct sp_regs *cur,
 		       uint64_t *cfa, struct sp__step_fail *fail)
 {
 	int err;
 
-	if (row->cfa_reg == SP__CFA_EXPR) {
+	if (__builtin_expect(row->cfa_reg == SP__CFA_EXPR, 0)) {
 		err = sp__cfi_expr_eval(table, (uint32_t)row->cfa_off, cur,
 					stack, false, 0, cfa);
 		if (err == -ERANGE)
@@ -209,7 +209,60 @@ static int apply_extra(const struct sp__cfi_table *table,
 	return 0;
 }
 
-static int apply_simple(const struct sp__cfi_row *row,
+/*
+ * RBX and R12-R15 from their packed slots below the CFA. As with a full
+ * rule set, a slot outside the copy makes the register unknown in the
+ * caller rather than failing the step: only RA and RBP are essential.
+ */
+static void apply_saves_checked(uint32_t saves, const struct sp__stack *stack,
+				uint64_t cfa, struct sp_regs *next)
+{
+	unsigned k, n, reg;
+
+	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
+		n = saves & SP__SAVE_MAX;
+		if (!n)
+			continue;
+		reg = sp__cfi_saved_reg(k);
+		if (cfa >= 8 * n &&
+		    sp__stack_read(stack, cfa - 8 * n, &next->r[reg]) == 0)
+			next->valid |= REG_BIT(reg);
+		else
+			next->valid &= ~REG_BIT(reg);
+	}
+}
+
+/*
+ * Usually every slot a rule set can name, [CFA - 8 * 63, CFA), lies in the
+ * copy; then the five fields are applied without a branch per field (which
+ * registers a function saves varies from frame to frame, so those
+ * branches mispredict): an unused field reads CFA - 8 and keeps the old
+ * value.
+ */
+static void apply_saves(uint32_t saves, const struct sp__stack *stack,
+			uint64_t cfa, struct sp_regs *next)
+{
+	const uint64_t window = 8 * SP__SAVE_MAX;
+	const uint8_t *top;
+	unsigned k, n, reg;
+	uint64_t v;
+
+	if (cfa < stack->addr + window || cfa - stack->addr > stack->len ||
+	    stack->addr > UINT64_MAX - window) {
+		apply_saves_checked(saves, stack, cfa, next);
+		return;
+	}
+	top = stack->data + (cfa - stack->addr);
+	for (k = 0; k < SP__SAVE_NREGS; k++, saves >>= SP__SAVE_BITS) {
+		n = saves & SP__SAVE_MAX;
+		reg = sp__cfi_saved_reg(k);
+		memcpy(&v, top - 8 * (n ? n : 1), 8);
+		next->r[reg] = n ? v : next->r[reg];
+		next->valid |= (n != 0) << reg;
+	}
+}
+
+static int apply_simple(const struct sp__cfi_rules *row,
 			const struct sp__stack *stack, uint64_t cfa,
 			struct sp_regs *next, struct sp__step_fail *fail)
 {
@@ -220,12 +273,15 @@ static int apply_simple(const struct sp__cfi_row *row,
 		return -1;
 	if (row->flags & SP__ROW_RBP_UNDEF)
 		next->valid &= ~REG_BIT(SP_X86_64_RBP);
-	if ((row->flags & SP__ROW_RBP_SAVED) &&
-	    read_at(stack, cfa, 8 * (int64_t)row->rbp, &next->r[SP_X86_64_RBP],
-		    fail, SP_FALLBACK_DWARF_NO_FRAME_POINTER))
-		return -1;
-	if (row->flags & SP__ROW_RBP_SAVED)
+	if (row->flags & SP__ROW_RBP_SAVED) {
+		if (read_at(stack, cfa, 8 * (int64_t)row->rbp,
+			    &next->r[SP_X86_64_RBP], fail,
+			    SP_FALLBACK_DWARF_NO_FRAME_POINTER))
+			return -1;
 		next->valid |= REG_BIT(SP_X86_64_RBP);
+	}
+	if (row->saves)
+		apply_saves(row->saves, stack, cfa, next);
 	return 0;
 }
 
@@ -250,7 +306,7 @@ static int check_next(const struct sp_regs *cur, const struct sp_regs *next,
 }
 
 int sp__arch_step_cfi(const struct sp__cfi_table *table,
-		      const struct sp__cfi_row *row,
+		      const struct sp__cfi_rules *row,
 		      const struct sp__stack *stack, const struct sp_regs *cur,
 		      struct sp_regs *next, struct sp__step_fail *fail)
 {
@@ -260,7 +316,7 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 	if (compute_cfa(table, row, stack, cur, &cfa, fail))
 		return -1;
 	carry_callee_saved(cur, next);
-	if (row->flags & SP__ROW_EXTRA) {
+	if (__builtin_expect(row->flags & SP__ROW_EXTRA, 0)) {
 		if (row->extra >= table->nextras)
 			return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
 					 SP_FALLBACK_DWARF_UNWIND_INFO);
@@ -274,6 +330,45 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 	next->r[SP_X86_64_RSP] = cfa;
 	next->valid |= PC_SP;
 	return check_next(cur, next, row->flags & SP__ROW_SIGNAL, fail);
+}
+
+/*
+ * The in-place fast path. Everything is read before anything is written,
+ * so giving up (return 1) at any point leaves @regs as it was; the full
+ * step then runs and reports the error or the unusual rule. RBX and
+ * R12-R15 slots that cannot be read make only that register unknown, as
+ * in apply_saves().
+ */
+int sp__arch_step_simple(const struct sp__cfi_rules *row,
+			 const struct sp__stack *stack, struct sp_regs *regs)
+{
+	uint64_t cfa, ra, bp = regs->r[SP_X86_64_RBP];
+	uint32_t valid = regs->valid;
+
+	if (row->flags & (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL) ||
+	    row->cfa_reg >= SP_X86_64_NREGS ||
+	    !(valid & REG_BIT(row->cfa_reg)) ||
+	    !add_off(regs->r[row->cfa_reg], row->cfa_off, &cfa) ||
+	    cfa <= regs->r[SP_X86_64_RSP] || cfa - 1024 > UINT64_MAX - 2048 ||
+	    sp__stack_read(stack, cfa + 8 * (int64_t)row->ra, &ra) || ra == 0)
+		return 1;
+	/* 1024 <= cfa <= 2^64 - 1024 and |8 * rbp| <= 1024: no slot address
+	 * wraps, so no overflow error is skipped. */
+	if ((row->flags & SP__ROW_RBP_SAVED) &&
+	    sp__stack_read(stack, cfa + 8 * (int64_t)row->rbp, &bp))
+		return 1;
+	valid &= CALLEE_SAVED;
+	if (row->flags & SP__ROW_RBP_UNDEF)
+		valid &= ~REG_BIT(SP_X86_64_RBP);
+	if (row->flags & SP__ROW_RBP_SAVED)
+		valid |= REG_BIT(SP_X86_64_RBP);
+	regs->valid = valid | PC_SP;
+	regs->r[SP_X86_64_RBP] = bp;
+	if (row->saves)
+		apply_saves(row->saves, stack, cfa, regs);
+	regs->r[SP_X86_64_RSP] = cfa;
+	regs->r[SP_X86_64_RIP] = ra;
+	return 0;
 }
 
 int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
