@@ -227,8 +227,8 @@ SP_API int sp_snapshot_open(const char *path, const struct sp_reader_opts *opts,
 		goto out_close;
 	}
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-			   0);
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ,
+			   MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (map == MAP_FAILED) {
 			err = -errno;
 			goto out_close;
