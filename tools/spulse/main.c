@@ -32,6 +32,8 @@ static const struct spulse_cmd commands[] = {
 	  spulse_cmd_record, spulse_record_usage },
 	{ "report", "symbolize samples: top functions, stacks, folded, tree",
 	  spulse_cmd_report, spulse_report_usage },
+	{ "top", "live top functions of a spool that is being written",
+	  spulse_cmd_top, spulse_top_usage },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

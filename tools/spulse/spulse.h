@@ -34,11 +34,13 @@ int spulse_cmd_dump(int argc, char **argv);
 int spulse_cmd_export(int argc, char **argv);
 int spulse_cmd_record(int argc, char **argv);
 int spulse_cmd_report(int argc, char **argv);
+int spulse_cmd_top(int argc, char **argv);
 void spulse_check_usage(FILE *f);
 void spulse_dump_usage(FILE *f);
 void spulse_export_usage(FILE *f);
 void spulse_record_usage(FILE *f);
 void spulse_report_usage(FILE *f);
+void spulse_top_usage(FILE *f);
 
 /*
  * spulse_put_text writes bytes for a terminal: printable ASCII as is,

@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/* spulse top: a live table of the hottest functions of a growing spool. */
+
+/*
+ * A Tail follows the spool while a writer appends to it. Every interval
+ * the loop drains what is there (sp_tail_poll until has_more is false),
+ * applies each batch to the Symbolizer before resolving it (the
+ * symbolizer contract), resolves every new sample's stack and adds it to
+ * per-function counters: the leaf gets a self sample, every distinct
+ * function on the stack one total sample. Function names are copied when
+ * they are interned, because an update may invalidate the symbolizer's
+ * strings for a process while our counters live on.
+ *
+ * Output: on a TTY (without --once) the screen is cleared and redrawn;
+ * otherwise one table per refresh, tables separated by a blank line, no
+ * escape codes, and stdout is flushed after each so a pipe sees it live.
+ * Bold only on a TTY without NO_COLOR. SIGINT/SIGTERM end the loop
+ * cleanly (exit 0): the handler only sets a flag, and without SA_RESTART
+ * it also cuts the sleep short.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spulse.h"
+
+/* magic (8 bytes) + two varints of at most 10 bytes each (SPULSE3 §3). */
+#define HEADER_MAX 28
+#define OPEN_WAIT_NS 5000000000ll
+#define OPEN_RETRY_NS 50000000ll
+
+struct top_opts {
+	const char *path;
+	double interval;
+	unsigned top;
+	unsigned long iterations; /* 0 = until a signal */
+	bool total, once, has_pid;
+	int32_t pid;
+};
+
+struct top_func {
+	char *name;
+	char *module; /* NULL when the frame has no module */
+	uint64_t self, total;
+	uint64_t mark; /* last sample (serial + 1) that counted total */
+};
+
+struct top {
+	struct top_func *funcs;
+	size_t nfuncs, func_cap;
+	size_t *index; /* open addressing: function index + 1, 0 = free */
+	size_t index_cap;
+	const struct sp_resolved_frame **fr;
+	size_t fr_cap;
+	uint64_t samples, last; /* all so far, and since the last refresh */
+	bool tty, color;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void spulse_top_usage(FILE *f)
+{
+	fputs("usage: spulse top [--interval SECS] [--top N] [--self|--total]\n"
+	      "                  [--pid P] [--once] [--iterations N] FILE\n"
+	      "\n"
+	      "Follow the SPULSE3 spool FILE while it is being written and\n"
+	      "show its top functions, refreshed every interval. On a\n"
+	      "terminal the screen is redrawn; otherwise one table is printed\n"
+	      "per refresh, separated by a blank line. FILE may appear up to\n"
+	      "5 s after the start. NO_COLOR is honoured.\n"
+	      "\n"
+	      "  --interval SECS  seconds between refreshes (default 1)\n"
+	      "  --top N          rows per table (default 20)\n"
+	      "  --self           sort by self samples (default)\n"
+	      "  --total          sort by total samples\n"
+	      "  --pid P          only samples of process P\n"
+	      "  --once           print one table of what exists, then exit\n"
+	      "  --iterations N   exit after N refreshes\n"
+	      "  -h, --help       show this help\n"
+	      "\n"
+	      "Stops on SIGINT or SIGTERM (exit 0).\n"
+	      "Exit status: 0 success, 1 corrupt, unreadable or missing file,\n"
+	      "2 usage error.\n",
+	      f);
+}
+
+/* ---- options ---- */
+
+static int parse_num(const char *a, const char *opt, long min, long *out)
+{
+	char *end;
+	long v;
+
+	if (!a)
+		return spulse_usage_error("top", "missing value for", opt);
+	errno = 0;
+	v = strtol(a, &end, 10);
+	if (errno || *end || end == a || v < min || v > INT32_MAX)
+		return spulse_usage_error("top", "bad value", a);
+	*out = v;
+	return -1;
+}
+
+static int parse_interval(const char *a, struct top_opts *o)
+{
+	char *end;
+	double v;
+
+	if (!a)
+		return spulse_usage_error("top", "missing value for",
+					  "--interval");
+	errno = 0;
+	v = strtod(a, &end);
+	if (errno || *end || end == a || !isfinite(v) || v <= 0 || v > 86400)
+		return spulse_usage_error("top", "bad value", a);
+	o->interval = v;
+	return -1;
+}
+
+/* Options with a value; @a is known to be one of them. */
+static int parse_valued(const char *a, const char *next, struct top_opts *o)
+{
+	long v = 0;
+	int st;
+
+	if (strcmp(a, "--interval") == 0)
+		return parse_interval(next, o);
+	st = parse_num(next, a, strcmp(a, "--pid") == 0 ? 0 : 1, &v);
+	if (st >= 0)
+		return st;
+	if (strcmp(a, "--top") == 0)
+		o->top = (unsigned)v;
+	else if (strcmp(a, "--pid") == 0)
+		o->pid = (int32_t)v, o->has_pid = true;
+	else
+		o->iterations = (unsigned long)v;
+	return -1;
+}
+
+static int parse_opt(int argc, char **argv, int *i, struct top_opts *o)
+{
+	const char *a = argv[*i];
+	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+
+	if (strcmp(a, "--self") == 0)
+		o->total = false;
+	else if (strcmp(a, "--total") == 0)
+		o->total = true;
+	else if (strcmp(a, "--once") == 0)
+		o->once = true;
+	else if (strcmp(a, "--interval") == 0 || strcmp(a, "--top") == 0 ||
+		 strcmp(a, "--pid") == 0 || strcmp(a, "--iterations") == 0) {
+		(*i)++;
+		return parse_valued(a, next, o);
+	} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		spulse_top_usage(stdout);
+		return SPULSE_EXIT_OK;
+	} else {
+		return spulse_usage_error("top", "unknown option", a);
+	}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct top_opts *o)
+{
+	bool dashdash = false;
+	int i, st;
+
+	o->top = 20;
+	o->interval = 1.0;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-' || a[1] == '\0') {
+			if (o->path)
+				return spulse_usage_error("top",
+							  "extra argument", a);
+			o->path = a;
+		} else if (strcmp(a, "--") == 0) {
+			dashdash = true;
+		} else if ((st = parse_opt(argc, argv, &i, o)) >= 0) {
+			return st;
+		}
+	}
+	if (!o->path)
+		return spulse_usage_error("top", "missing FILE", NULL);
+	return -1;
+}
+
+/* ---- functions ---- */
+
+static uint64_t hash_str(const char *s, uint64_t h)
+{
+	while (s && *s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int funcs_grow(struct top *t)
+{
+	size_t i, cap = t->index_cap ? t->index_cap * 2 : 1024;
+	size_t *idx = calloc(cap, sizeof(*idx));
+	struct top_func *f = realloc(t->funcs, cap / 2 * sizeof(*f));
+
+	if (f)
+		t->funcs = f;
+	if (!idx || !f) {
+		free(idx);
+		return -ENOMEM;
+	}
+	t->func_cap = cap / 2;
+	for (i = 0; i < t->nfuncs; i++) {
+		size_t j = hash_str(f[i].module, hash_str(f[i].name, 0)) &
+			   (cap - 1);
+
+		while (idx[j])
+			j = (j + 1) & (cap - 1);
+		idx[j] = i + 1;
+	}
+	free(t->index);
+	t->index = idx;
+	t->index_cap = cap;
+	return 0;
+}
+
+static long func_add(struct top *t, size_t slot,
+		     const struct sp_resolved_frame *fr)
+{
+	struct top_func *f = &t->funcs[t->nfuncs];
+
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(fr->name);
+	f->module = fr->module ? strdup(fr->module) : NULL;
+	if (!f->name || (fr->module && !f->module)) {
+		free(f->name);
+		free(f->module);
+		return -ENOMEM;
+	}
+	t->index[slot] = ++t->nfuncs;
+	return (long)(t->nfuncs - 1);
+}
+
+/* Interns (name, module) by content. */
+static long func_id(struct top *t, const struct sp_resolved_frame *fr)
+{
+	size_t j, mask;
+
+	if (t->nfuncs + 1 > t->func_cap && funcs_grow(t))
+		return -ENOMEM;
+	mask = t->index_cap - 1;
+	j = hash_str(fr->module, hash_str(fr->name, 0)) & mask;
+	while (t->index[j]) {
+		struct top_func *f = &t->funcs[t->index[j] - 1];
+
+		if (same(f->name, fr->name) && same(f->module, fr->module))
+			return (long)(t->index[j] - 1);
+		j = (j + 1) & mask;
+	}
+	return func_add(t, j, fr);
+}
+
+/* ---- counting ---- */
+
+/* Resolves @s's stack into t->fr (leaf first); returns the depth. */
+static int resolve(struct top *t, struct sp_symbolizer *sym,
+		   const struct sp_sample *s)
+{
+	int n;
+
+	for (;;) {
+		n = sp_symbolizer_resolve_stack(sym, s->stack, s->pid, t->fr,
+						t->fr_cap);
+		if (n < 0 || (size_t)n <= t->fr_cap)
+			return n;
+		free(t->fr);
+		t->fr_cap = 0;
+		t->fr = malloc((size_t)n * sizeof(*t->fr));
+		if (!t->fr)
+			return -ENOMEM;
+		t->fr_cap = (size_t)n;
+	}
+}
+
+static int count_sample(struct top *t, struct sp_symbolizer *sym,
+			const struct sp_sample *s)
+{
+	uint64_t serial = t->samples + 1;
+	int i, n = resolve(t, sym, s);
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		long id = func_id(t, t->fr[i]);
+
+		if (id < 0)
+			return (int)id;
+		if (i == 0)
+			t->funcs[id].self++;
+		if (t->funcs[id].mark != serial) {
+			t->funcs[id].mark = serial;
+			t->funcs[id].total++;
+		}
+	}
+	t->samples++;
+	t->last++;
+	return 0;
+}
+
+static int count_batch(struct top *t, struct sp_tail *tail,
+		       struct sp_symbolizer *sym, const struct top_opts *o)
+{
+	size_t i, n = sp_tail_sample_count(tail);
+	struct sp_sample s;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = sp_tail_sample(tail, i, &s);
+		if (err)
+			return err;
+		if (o->has_pid && s.pid != o->pid)
+			continue;
+		err = count_sample(t, sym, &s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Polls until nothing more is visible, updating @sym before each batch. */
+static int drain(struct top *t, struct sp_tail *tail, struct sp_symbolizer *sym,
+		 const struct top_opts *o)
+{
+	struct sp_invalidation inv;
+	int err;
+
+	do {
+		err = sp_tail_poll(tail);
+		if (err < 0)
+			return err;
+		err = sp_symbolizer_update(sym, tail, &inv);
+		if (!err)
+			err = count_batch(t, tail, sym, o);
+		if (err)
+			return err;
+	} while (sp_tail_has_more(tail) && !stop_signal);
+	return 0;
+}
+
+/* ---- output ---- */
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const struct top_func *sort_funcs; /* qsort has no context */
+static bool sort_total;
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct top_func *x = &sort_funcs[*(const size_t *)a];
+	const struct top_func *y = &sort_funcs[*(const size_t *)b];
+	uint64_t kx = sort_total ? x->total : x->self;
+	uint64_t ky = sort_total ? y->total : y->self;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void put_func(const struct top_func *f)
+{
+	spulse_put_text(stdout, f->name, strlen(f->name), false);
+	if (f->module) {
+		const char *base = strrchr(f->module, '/');
+
+		base = base ? base + 1 : f->module;
+		fputs("  [", stdout);
+		spulse_put_text(stdout, base, strlen(base), false);
+		putchar(']');
+	}
+}
+
+static void print_header(const struct top *t, const struct top_opts *o,
+			 double elapsed)
+{
+	fputs(t->color ? "\033[1mspulse top: " : "spulse top: ", stdout);
+	spulse_put_text(stdout, o->path, strlen(o->path), false);
+	printf("  samples: %" PRIu64 "  last interval: %" PRIu64, t->samples,
+	       t->last);
+	/* The first refresh drained a backlog: no meaningful rate yet. */
+	if (elapsed > 0)
+		printf("  rate: %.1f/s", (double)t->last / elapsed);
+	else
+		fputs("  rate: -", stdout);
+	printf("%s\n", t->color ? "\033[0m" : "");
+	printf("  %10s %7s %10s %7s  function  [module]\n", "self", "self%",
+	       "total", "total%");
+}
+
+static int redraw(struct top *t, const struct top_opts *o, double elapsed,
+		  bool first)
+{
+	size_t i, *order = malloc((t->nfuncs + 1) * sizeof(*order));
+
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < t->nfuncs; i++)
+		order[i] = i;
+	sort_funcs = t->funcs;
+	sort_total = o->total;
+	qsort(order, t->nfuncs, sizeof(*order), cmp_func);
+	if (t->tty)
+		fputs("\033[H\033[2J", stdout);
+	else if (!first)
+		putchar('\n');
+	print_header(t, o, elapsed);
+	for (i = 0; i < t->nfuncs && i < o->top; i++) {
+		const struct top_func *f = &t->funcs[order[i]];
+
+		if (o->total ? !f->total : !f->self)
+			break;
+		printf("  %10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ",
+		       f->self, pct(f->self, t->samples), f->total,
+		       pct(f->total, t->samples));
+		put_func(f);
+		putchar('\n');
+	}
+	free(order);
+	t->last = 0;
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- the loop ---- */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Sleeps @ns unless a stop signal arrives (it interrupts nanosleep). */
+static void pause_ns(int64_t ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000ll,
+			       .tv_nsec = ns % 1000000000ll };
+
+	if (!stop_signal)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * The writer may not have created the file or flushed its header yet:
+ * retry for up to 5 s while the file is missing or shorter than the
+ * longest header; a longer file that fails to open is really broken.
+ */
+static int open_tail(const char *path, struct sp_reader_opts *ropts,
+		     struct sp_tail **tail)
+{
+	int64_t deadline = now_ns() + OPEN_WAIT_NS;
+	struct stat st;
+	int err;
+
+	for (;;) {
+		err = sp_tail_open(path, ropts, tail);
+		if (err >= 0 || stop_signal || now_ns() >= deadline)
+			return err;
+		if (err == SP_ECORRUPT &&
+		    (stat(path, &st) != 0 || st.st_size >= HEADER_MAX))
+			return err;
+		if (err != SP_ECORRUPT && err != -ENOENT)
+			return err;
+		pause_ns(OPEN_RETRY_NS);
+	}
+}
+
+static int top_loop(struct top *t, struct sp_tail *tail,
+		    struct sp_symbolizer *sym, const struct top_opts *o)
+{
+	int64_t interval = (int64_t)(o->interval * 1e9), last = now_ns();
+	unsigned long refreshes = 0;
+	int64_t now;
+	int err;
+
+	for (;;) {
+		err = drain(t, tail, sym, o);
+		if (err)
+			return err;
+		now = now_ns();
+		err = redraw(t, o, refreshes ? (double)(now - last) / 1e9 : 0,
+			     refreshes == 0);
+		last = now;
+		refreshes++;
+		if (err || o->once || stop_signal || spulse_out_failed() ||
+		    (o->iterations && refreshes >= o->iterations))
+			return err;
+		pause_ns(interval);
+		if (stop_signal)
+			return 0;
+	}
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the signal must cut the sleep short. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void top_fini(struct top *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfuncs; i++) {
+		free(t->funcs[i].name);
+		free(t->funcs[i].module);
+	}
+	free(t->funcs);
+	free(t->index);
+	free(t->fr);
+}
+
+static int run_top(struct sp_tail *tail, const struct top_opts *o)
+{
+	struct sp_symbolizer_opts so = { .size = sizeof(so) };
+	struct sp_symbolizer *sym;
+	struct top t = { 0 };
+	int err;
+
+	t.tty = !o->once && isatty(STDOUT_FILENO) == 1;
+	t.color = t.tty && !getenv("NO_COLOR");
+	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
+	if (err)
+		return err;
+	err = top_loop(&t, tail, sym, o);
+	sp_symbolizer_free(sym);
+	top_fini(&t);
+	return err;
+}
+
+int spulse_cmd_top(int argc, char **argv)
+{
+	struct sp_diag diag = { 0 };
+	struct sp_reader_opts ropts = { .size = sizeof(ropts), .diag = &diag };
+	struct top_opts o = { 0 };
+	struct sp_tail *tail = NULL;
+	int err;
+
+	err = parse_args(argc, argv, &o);
+	if (err >= 0)
+		return err;
+	install_handlers();
+	err = open_tail(o.path, &ropts, &tail);
+	if (stop_signal) {
+		/* Stopped while waiting for the file: not an error. */
+		sp_tail_close(tail);
+		return SPULSE_EXIT_OK;
+	}
+	if (err < 0) {
+		spulse_report_error(o.path, err, &diag);
+		return SPULSE_EXIT_DATA;
+	}
+	err = run_top(tail, &o);
+	sp_tail_close(tail);
+	if (err < 0) {
+		spulse_report_error(o.path, err, NULL);
+		return SPULSE_EXIT_DATA;
+	}
+	return SPULSE_EXIT_OK;
+}
