@@ -102,6 +102,7 @@ static int apply_fork_child(struct sp_recorder *rec,
 		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
 	sp__proc_stat(t->pid, 0, &child->starttime, NULL);
 	child->py_support = parent->py_support;
+	child->parent = parent;
 	return sp__process_clone_modules(&rec->procs, parent, child);
 }
 

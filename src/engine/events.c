@@ -206,20 +206,74 @@ int sp__process_alive(const struct sp__process *proc)
 	return n == 0;
 }
 
+/* Whether a tracked, not yet retired process inherited @proc's events. */
+static bool feeds_live_descendant(const struct sp_recorder *rec,
+				  const struct sp__process *proc)
+{
+	const struct sp__process *a;
+	size_t i;
+
+	for (i = 0; i < rec->procs.list.len; i++) {
+		const struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
+
+		if (p->state == SP__PROC_EXITED)
+			continue;
+		for (a = p->parent; a; a = a->parent)
+			if (a == proc)
+				return true;
+	}
+	return false;
+}
+
+/* Closes the held events no live descendant depends on any more. */
+static int release_held(struct sp_recorder *rec)
+{
+	size_t i;
+	int err = 0, lerr;
+
+	if (!rec->cfg.children)
+		return 0; /* nothing is ever held */
+	for (i = 0; i < rec->procs.list.len; i++) {
+		struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
+
+		if (!p->events_held || feeds_live_descendant(rec, p))
+			continue;
+		lerr = sp__recorder_collect_lost(rec, p);
+		err = err ? err : lerr;
+		sp__process_close_events(p, rec->epfd);
+		p->events_held = false;
+	}
+	return err;
+}
+
 int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc)
 {
-	int err, lerr;
+	int err, lerr, herr;
 
 	if (proc->state == SP__PROC_EXITED)
 		return 0;
 	err = sp__process_retire_all(&rec->procs, proc);
 	lerr = sp__recorder_collect_lost(rec, proc);
-	sp__process_close_events(proc, rec->epfd);
+	/*
+	 * Releasing (or disabling) a parent event tears down the events its
+	 * forked children inherited, so a process that exits before its
+	 * descendants keeps its events until the last of them is retired.
+	 */
+	if (rec->cfg.children && proc->events.len &&
+	    feeds_live_descendant(rec, proc))
+		proc->events_held = true;
+	else
+		sp__process_close_events(proc, rec->epfd);
 	if (proc->pidfd >= 0) {
 		epoll_ctl(rec->epfd, EPOLL_CTL_DEL, proc->pidfd, NULL);
 		close(proc->pidfd);
 		proc->pidfd = -1;
 	}
 	proc->state = SP__PROC_EXITED;
-	return err ? err : lerr;
+	herr = release_held(rec);
+	if (err)
+		return err;
+	return lerr ? lerr : herr;
 }

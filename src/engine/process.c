@@ -127,6 +127,13 @@ void sp__procs_remove(struct sp__procs *procs, struct sp__process *proc)
 		procs->list.len--;
 		break;
 	}
+	for (i = 0; i < procs->list.len; i++) {
+		struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&procs->list, i);
+
+		if (p->parent == proc)
+			p->parent = NULL; /* no dangling ancestry */
+	}
 	process_free(procs->mem, proc);
 }
 

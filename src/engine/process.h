@@ -71,6 +71,14 @@ struct sp__process {
 	struct sp__vec events;	/* struct sp__event */
 	uint64_t last_reconcile_ns;
 	uint64_t attach_ticks; /* boot-time clock ticks when attach began */
+	/*
+	 * Children mode: the tracked process whose events this one's were
+	 * inherited from (NULL for an attached one), and whether this one
+	 * has exited with its events kept open because releasing them would
+	 * tear down the inherited events of live descendants.
+	 */
+	struct sp__process *parent;
+	bool events_held;
 };
 
 /** struct sp__procs is the process table and what module changes feed. */

@@ -99,7 +99,10 @@ int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 int sp__recorder_set_enabled(struct sp_recorder *rec, bool on);
 /* Registers @fd of @kind (SP__EP_*) with the recorder's epoll. */
 int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind);
-/* Marks @proc finished: tag 7, fds closed, pidfd closed. */
+/*
+ * Marks @proc finished: tag 7, pidfd closed, fds closed (children mode:
+ * held open while a tracked descendant that inherited them lives).
+ */
 int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc);
 /* 1 alive, 0 gone, -errno. */
 int sp__process_alive(const struct sp__process *proc);
