@@ -181,6 +181,10 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		err = sp__recorder_read_lost(rec, false);
 	if (!err)
 		err = sp__recorder_sweep(rec, false);
+	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
+		err = sp_writer_flush(rec->writer);
+		rec->last_flush_ns = watermark;
+	}
 	sp__recorder_reap(rec);
 	if (out)
 		*out = rec->poll;

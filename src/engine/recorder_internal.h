@@ -57,6 +57,7 @@ struct sp_recorder {
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
+	uint64_t last_flush_ns;
 	bool sweep_pending; /* a loss batch made lifecycle state uncertain */
 	bool enabled;
 	bool finished;
@@ -66,6 +67,11 @@ struct sp_recorder {
 /* Pacing of loss reads and recovery sweeps during polls (§1.4). */
 #define SP__LOST_READ_NS 100000000ull
 #define SP__SWEEP_NS 250000000ull
+/*
+ * Buffered records reach the spool at least this often, so a Tail (spulse
+ * top, a live UI) sees a recording while it runs, not only at its end.
+ */
+#define SP__FLUSH_NS 250000000ull
 /* Per process, at most one uncovered-PC maps reconcile per this. */
 #define SP__UNCOVERED_NS 100000000ull
 
