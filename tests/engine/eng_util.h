@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@ static inline pid_t eng_spawn_busy(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* A failed CHECK in the test must not leave it spinning. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl("/bin/sh", "sh", "-c", "while :; do :; done",
 		      (char *)NULL);
 		_exit(127);
