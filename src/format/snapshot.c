@@ -26,7 +26,7 @@
  * Samples are compact (pid/tid come from the thread table when a sample
  * is read) and stored in fixed blocks, so growing never copies them.
  */
-#define SAMPLE_BLOCK_SHIFT 16
+#define SAMPLE_BLOCK_SHIFT 18
 #define SAMPLE_BLOCK ((size_t)1 << SAMPLE_BLOCK_SHIFT)
 
 struct sp_snapshot {
@@ -36,6 +36,20 @@ struct sp_snapshot {
 	uint64_t byte_size;
 	bool recovered;
 };
+
+/*
+ * Sample blocks are 4 MiB and written once, front to back: transparent
+ * huge pages (where the system allows them on request) turn 1024 page
+ * faults per block into two. Advice only; failure changes nothing.
+ */
+static void advise_huge(void *p, size_t len)
+{
+	uintptr_t start = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t end = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
 
 /* Room for at least one more sample; returns the next free slot. */
 static struct sp__sample_rec *sample_slot(struct sp_snapshot *s, size_t *room)
@@ -51,6 +65,7 @@ static struct sp__sample_rec *sample_slot(struct sp_snapshot *s, size_t *room)
 				      SAMPLE_BLOCK * sizeof(*block));
 		if (!block)
 			return NULL;
+		advise_huge(block, SAMPLE_BLOCK * sizeof(*block));
 		sp__vec_push(&s->blocks, &s->spool.mem, &block);
 	}
 	block = ((struct sp__sample_rec **)
