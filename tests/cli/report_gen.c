@@ -2,7 +2,7 @@
 /* Writes a spool whose frames are real functions of this program, for `spulse report`. */
 
 /*
- * usage: report_gen OUT.spool
+ * usage: report_gen OUT.spool [split]
  * The module is this executable's own code mapping (from /proc/self/maps,
  * with its offset, device and inode), so the CLI resolves the frames
  * through the file's .symtab after this process has exited. Samples
@@ -10,6 +10,9 @@
  *   30 x  rg_root <- rg_middle <- rg_leaf          (tid 4242)
  *   10 x  rg_root <- rg_middle                     (tid 4243)
  *    5 x  <truncated> <- rg_middle <- rg_leaf       (tid 4242)
+ * With "split", 6 more samples of rg_root <- rg_middle <- rg_leaf on tid
+ * 4243 whose leaf is another address inside rg_leaf: a different spool
+ * stack with the same function chain.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,7 +88,7 @@ static struct sp_frame pinned(const struct sp_module *m, uint32_t id,
 
 int main(int argc, char **argv)
 {
-	struct sp_frame full[3], part[2], trunc[3];
+	struct sp_frame full[3], part[2], trunc[3], split[3];
 	struct sp_module m;
 	struct sp_writer *w;
 	struct sp_sink *sink;
@@ -94,7 +97,7 @@ int main(int argc, char **argv)
 	uint32_t id;
 	int i;
 
-	if (argc != 2 ||
+	if (argc < 2 || argc > 3 ||
 	    find_mapping((uint64_t)(uintptr_t)&rg_leaf, &m, path, sizeof(path)))
 		return 2;
 	if (sp_sink_open_file(argv[1], NULL, &sink) ||
@@ -122,6 +125,14 @@ int main(int argc, char **argv)
 		if (err)
 			return 1;
 	}
+	split[0] = full[0];
+	split[0].abs_ip++;
+	split[0].file_relative_ip++;
+	split[1] = full[1];
+	split[2] = full[2];
+	for (i = 0; argc == 3 && i < 6; i++)
+		if (sp_writer_sample(w, ts++, 4242, 4243, split, 3))
+			return 1;
 	if (sp_writer_finish(w))
 		return 1;
 	sp_writer_free(w);

@@ -48,6 +48,18 @@ def case_text(spulse, spool):
     expect("recovered tail: no" in out, out)
 
 
+def case_hot(spulse, spool):
+    # Same function chain at two leaf addresses (report_gen ... split):
+    # one hot stack of 30 + 6 samples, not two.
+    subprocess.run([sys.argv[2], spool, "split"], check=True)
+    out = run(spulse, "report", spool)
+    lines = out.splitlines()
+    hot_at = lines.index("hot stacks:")
+    expect(lines[hot_at + 1].split()[:2] == ["#1", "36"],
+           f"merged hot stack: {lines[hot_at + 1]!r}")
+    expect(lines[hot_at + 2].split()[0] == "rg_leaf", out)
+
+
 def case_threads(spulse, spool):
     out = run(spulse, "report", "--threads", "--top", "2", spool)
     expect("pid 4242 tid 4242: 35 samples" in out, out)

@@ -469,22 +469,81 @@ static void print_table(const struct report *r, uint32_t *order, bool self,
 	}
 }
 
+/* Hot stacks are merged by their function chain, not by raw addresses. */
+struct hot_group {
+	size_t entry; /* first entry of the group */
+	uint64_t count;
+};
+
+static const struct report *sort_report;
+
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct stack_entry *x = &sort_report->entries[*(const size_t *)a];
+	const struct stack_entry *y = &sort_report->entries[*(const size_t *)b];
+	const uint32_t *ids = sort_report->func_ids;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return memcmp(ids + x->funcs, ids + y->funcs, x->depth * sizeof(*ids));
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct hot_group *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* Groups entries with equal chains; returns the number of groups, or 0. */
+static size_t group_chains(const struct report *r, struct hot_group *g,
+			   size_t *idx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nentries; i++)
+		idx[i] = i;
+	sort_report = r;
+	qsort(idx, r->nentries, sizeof(*idx), cmp_chain);
+	for (i = 0; i < r->nentries; i++) {
+		if (n && cmp_chain(&idx[i], &g[n - 1].entry) == 0) {
+			g[n - 1].count += r->entries[idx[i]].count;
+			continue;
+		}
+		g[n].entry = idx[i];
+		g[n++].count = r->entries[idx[i]].count;
+	}
+	qsort(g, n, sizeof(*g), cmp_group);
+	return n;
+}
+
 static void print_hot_stacks(const struct report *r, unsigned top)
 {
-	size_t i, k;
+	struct hot_group *g = calloc(r->nentries + 1, sizeof(*g));
+	size_t *idx = calloc(r->nentries + 1, sizeof(*idx));
+	size_t i, k, n = 0;
 
+	/* Without memory for grouping, entries print one by one. */
+	if (g && idx)
+		n = group_chains(r, g, idx);
 	printf("\nhot stacks:\n");
-	for (i = 0; i < r->nentries && i < top; i++) {
-		const struct stack_entry *e = &r->entries[i];
+	for (i = 0; i < (g && idx ? n : r->nentries) && i < top; i++) {
+		size_t ei = g && idx ? g[i].entry : i;
+		const struct stack_entry *e = &r->entries[ei];
+		uint64_t count = g && idx ? g[i].count : e->count;
 
-		printf("  #%zu  %" PRIu64 " samples (%.2f%%)\n", i + 1,
-		       e->count, pct(e->count, r->samples));
+		printf("  #%zu  %" PRIu64 " samples (%.2f%%)\n", i + 1, count,
+		       pct(count, r->samples));
 		for (k = e->depth; k-- > 0;) {
 			fputs("      ", stdout);
 			put_func(&r->funcs[r->func_ids[e->funcs + k]]);
 			putchar('\n');
 		}
 	}
+	free(g);
+	free(idx);
 }
 
 static void print_thread(const struct report *r, const struct sp_thread *t,
