@@ -155,6 +155,11 @@ static bool rings_have_data(const struct sp_recorder *rec)
 	return false;
 }
 
+void sp__recorder_collect(struct sp_recorder *rec)
+{
+	wait_events(rec, 0); /* EINTR: the next call collects them */
+}
+
 int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		     struct sp_poll_summary *out)
 {

@@ -219,6 +219,8 @@ int sp_recorder_flush(struct sp_recorder *rec)
 		return -EINVAL;
 	if (rec->finished)
 		return 0;
+	/* Processes that died since the last poll are retired now too. */
+	sp__recorder_collect(rec);
 	err = sp__recorder_drain(rec);
 	if (!err)
 		err = sp__recorder_release(rec, UINT64_MAX);

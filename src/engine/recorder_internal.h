@@ -89,6 +89,13 @@ struct sp__qsample {
 };
 
 /* poll.c: draining rings into the merge queue and applying records. */
+/*
+ * Collects ready epoll events without waiting (hang-ups, pidfds of exited
+ * processes), so flush and finish retire processes that died since the
+ * last poll.
+ */
+void sp__recorder_collect(struct sp_recorder *rec);
+
 int sp__recorder_drain(struct sp_recorder *rec);
 int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark);
 void sp__recorder_reap(struct sp_recorder *rec);
