@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Allocation helpers on top of the allocator hook. */
+#include <errno.h>
 #include <string.h>
 
 #include "mem.h"
@@ -38,6 +39,24 @@ void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size)
 {
 	if (ptr)
 		mem->hook.free(mem->hook.ctx, ptr, size);
+}
+
+int sp__mem_grow(const struct sp__mem *mem, void **ptr, size_t *cap, size_t len,
+		 size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (len < *cap)
+		return 0;
+	if (ncap < *cap || ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = sp__mem_realloc(mem, *ptr, *cap * elem, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*ptr = p;
+	*cap = ncap;
+	return 0;
 }
 
 void *sp__mem_realloc(const struct sp__mem *mem, void *ptr, size_t old_size,

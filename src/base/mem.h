@@ -38,6 +38,14 @@ void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size);
 void *sp__mem_realloc(const struct sp__mem *mem, void *ptr, size_t old_size,
 		      size_t new_size);
 
+/*
+ * Makes room for one more element in an array of @elem-byte elements that
+ * holds @len of *@cap: doubles the capacity (starting at @first), checked
+ * against overflow. Returns 0 or -ENOMEM; on failure nothing changes.
+ */
+int sp__mem_grow(const struct sp__mem *mem, void **ptr, size_t *cap, size_t len,
+		 size_t elem, size_t first);
+
 /* The library default, provided by mem_default_libc.c or mem_default_mi.c. */
 void *sp__default_alloc(void *ctx, size_t size, size_t align);
 void sp__default_free(void *ctx, void *ptr, size_t size);

@@ -302,20 +302,12 @@ static void kload_note(struct kload *ld, const struct kline *kl)
 
 static int ksyms_reserve(struct sp__ksyms *ks)
 {
-	size_t cap = ks->cap ? ks->cap * 2 : 1024;
-	struct sp__ksym *p;
+	void *p = ks->syms;
+	int err = sp__mem_grow(&ks->mem, &p, &ks->cap, ks->n, sizeof(*ks->syms),
+			       1024);
 
-	if (ks->n < ks->cap)
-		return 0;
-	if (cap > SIZE_MAX / sizeof(*p))
-		return -ENOMEM;
-	p = sp__mem_realloc(&ks->mem, ks->syms, ks->cap * sizeof(*p),
-			    cap * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
 	ks->syms = p;
-	ks->cap = cap;
-	return 0;
+	return err;
 }
 
 /* Module strings repeat line after line: reuse the last interned one. */

@@ -134,20 +134,12 @@ static bool parse_line(const char *s, size_t n, struct pmline *pl)
 
 static int map_reserve(struct sp__perf_map *map)
 {
-	size_t cap = map->cap ? map->cap * 2 : 256;
-	struct pmsym *p;
+	void *p = map->syms;
+	int err = sp__mem_grow(&map->mem, &p, &map->cap, map->n,
+			       sizeof(*map->syms), 256);
 
-	if (map->n < map->cap)
-		return 0;
-	if (cap > SIZE_MAX / sizeof(*p))
-		return -ENOMEM;
-	p = sp__mem_realloc(&map->mem, map->syms, map->cap * sizeof(*p),
-			    cap * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
 	map->syms = p;
-	map->cap = cap;
-	return 0;
+	return err;
 }
 
 static int map_add(struct sp__perf_map *map, const struct pmline *pl)
