@@ -27,6 +27,8 @@
 
 #include <stackpulse.h>
 
+#include "self_spool.h"
+
 #define TARGET_S 2.0
 #define TARGET_RSS_KIB (256 * 1024)
 
@@ -50,39 +52,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The r-x mapping of this executable. */
-static int own_text(struct sp_module *m, char *path, size_t len)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024], perms[8];
-	unsigned major, minor;
-	uint64_t here = (uint64_t)(uintptr_t)&own_text;
-	int pos, found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		memset(m, 0, sizeof(*m));
-		pos = 0;
-		if (sscanf(line,
-			   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %x:%x %" SCNu64 " %n",
-			   &m->start, &m->end, perms, &m->file_offset, &major,
-			   &minor, &m->inode, &pos) < 7 ||
-		    !pos)
-			continue;
-		found = here >= m->start && here < m->end;
-		m->dev_major = major;
-		m->dev_minor = minor;
-		snprintf(path, len, "%s", line + pos);
-		path[strcspn(path, "\n")] = 0;
-	}
-	if (f)
-		fclose(f);
-	m->path = path;
-	m->path_len = strlen(path);
-	m->pid = 1000;
-	return found ? 0 : -1;
-}
-
 static int write_spool(const char *path, uint64_t samples)
 {
 	struct sp_frame frames[24];
@@ -94,7 +63,9 @@ static int write_spool(const char *path, uint64_t samples)
 	uint32_t id, d, depth, s;
 	int err;
 
-	if (own_text(&m, mpath, sizeof(mpath)))
+	/* The r-x mapping of this executable. */
+	if (self_spool_module((uint64_t)(uintptr_t)&write_spool, 1000, &m,
+			      mpath, sizeof(mpath)))
 		return -ENOENT;
 	span = m.end - m.start;
 	err = sp_sink_open_file(path, NULL, &sink);
@@ -108,11 +79,7 @@ static int write_spool(const char *path, uint64_t samples)
 		for (d = 0; d < depth; d++) {
 			uint64_t off = ((s >> (d % 12)) * 977 + d * 131) % span;
 
-			frames[d] = (struct sp_frame){
-				.abs_ip = m.start + off,
-				.file_relative_ip = off + m.file_offset,
-				.module_id = id,
-			};
+			frames[d] = self_spool_frame(&m, id, m.start + off);
 		}
 		if (s % 8 == 0)
 			frames[0] = (struct sp_frame){

@@ -166,6 +166,32 @@ static double warm_ns(struct sp__native *native, uint32_t flags, size_t *frames)
 	return (double)t[RUNS / 2] / ADDRS;
 }
 
+/*
+ * Median ns per table search over the ADDRS addresses: the two-level
+ * index (@indexed) or the plain binary search it replaced, same run.
+ */
+static double find_ns(const struct sp__symtab *tab, bool indexed)
+{
+	uint64_t t[RUNS], t0;
+	uintptr_t sink = 0;
+	size_t i;
+	int r;
+
+	for (r = 0; r < RUNS; r++) {
+		t0 = cpu_ns();
+		for (i = 0; i < ADDRS; i++)
+			sink += (uintptr_t)(indexed ? sp__symtab_find(
+							      tab, addrs[i]) :
+						      sp__symtab_find_bsearch(
+							      tab, addrs[i]));
+		t[r] = cpu_ns() - t0;
+	}
+	if (sink == 1)
+		puts("");
+	qsort(t, RUNS, sizeof(t[0]), cmp_u64);
+	return (double)t[RUNS / 2] / ADDRS;
+}
+
 static double addr2line_ms(const char *path)
 {
 	char tmp[] = "/tmp/bench_native_XXXXXX", cmd[1024];
@@ -211,6 +237,7 @@ static void bench_object(const char *name, const char *path)
 	struct sp_resolved_frame f[OUT_MAX];
 	struct sp__native *native;
 	double ms, cold_first, cold_rest, eu, sym_ns, full_ns, newms;
+	double idx_ns, bs_ns;
 	size_t nsyms, dwarf_bytes, n, frames, i;
 	struct sp__image *img;
 	char dbg[600];
@@ -239,6 +266,8 @@ static void bench_object(const char *name, const char *path)
 	cold_rest = (double)(wall_ns() - t0) / 1e6;
 
 	sym_ns = warm_ns(native, SP_NATIVE_NO_LINES, &frames);
+	idx_ns = find_ns(sp__native_symtab(native), true);
+	bs_ns = find_ns(sp__native_symtab(native), false);
 	full_ns = warm_ns(native, 0, &frames);
 	sp__native_stats(native, &nsyms, &dwarf_bytes);
 	eu = addr2line_ms(path);
@@ -254,6 +283,10 @@ static void bench_object(const char *name, const char *path)
 	       "\"symbol_only_ns\":%.1f,\"lines_inline_ns\":%.1f,"
 	       "\"frames_per_addr\":%.2f}\n",
 	       name, ADDRS, sym_ns, full_ns, (double)frames / ADDRS);
+	printf("{\"bench\":\"native_symtab_find\",\"object\":\"%s\","
+	       "\"symbols\":%zu,\"two_level_index_ns\":%.1f,"
+	       "\"binary_search_ns\":%.1f}\n",
+	       name, nsyms, idx_ns, bs_ns);
 	printf("{\"bench\":\"native_vs_addr2line\",\"object\":\"%s\","
 	       "\"addrs\":%d,\"eu_addr2line_ms\":%.1f,\"ours_cold_ms\":%.1f,"
 	       "\"ours_warm_ms\":%.3f,\"ratio_cold\":%.1f,\"ratio_warm\":%.0f}\n",

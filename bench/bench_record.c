@@ -25,6 +25,14 @@
  *   bytes/sample  output file size / samples (the ladder repeats a few
  *                 stacks, so ours is the repeated-stack cost)
  *
+ * --syscalls records tests/workloads/wl_syscalls instead (time-bound:
+ * it runs the given seconds, mostly in the kernel, so inflation means
+ * little there; it exists for the lost % with -k at high rates), -k adds
+ * kernel callchains, --rate max uses the kernel's maximum rate and
+ * --ring-samples N sizes our rings explicitly (the old default was 256;
+ * 0, the default, is the recorder's rate-based sizing). Every line names
+ * the workload, kernel, ring_samples and the largest ring in bytes.
+ *
  * One JSON object per line on stdout: one per (tool, rate) and one
  * "compare" line per rate with the ratios and the targets (reported,
  * never enforced): recorder CPU <= 5 us/sample, 0% lost at 10 kHz,
@@ -55,10 +63,13 @@ extern char **environ;
 
 struct bench_cfg {
 	double cpu_s;	/* target CPU seconds per run */
-	char calls[24]; /* wl_ladder calls giving about cpu_s */
+	char calls[24]; /* wl_ladder calls (or wl_syscalls seconds) */
 	const char *dir;
 	bool perf;
-	uint32_t rates[4];
+	bool syscalls;	       /* wl_syscalls instead of wl_ladder */
+	bool kernel;	       /* kernel callchains (-k) */
+	uint64_t ring_samples; /* 0: the recorder's default sizing */
+	uint32_t rates[4];     /* SP_RATE_MAX: the kernel maximum */
 	int nrates;
 };
 
@@ -69,6 +80,7 @@ struct run_result {
 	uint64_t samples;
 	uint64_t lost;
 	uint64_t bytes;
+	uint64_t ring_bytes; /* ours: largest per-CPU ring */
 	double wall_s;
 };
 
@@ -131,6 +143,25 @@ static char **env_with(const char *a, const char *b)
 	return env;
 }
 
+static const char *workload_name(const struct bench_cfg *c)
+{
+	return c->syscalls ? "wl_syscalls" : "wl_ladder";
+}
+
+/*
+ * argv of the workload doing @work: wl_ladder takes a call count,
+ * wl_syscalls a duration in seconds ("0" means its default there, so
+ * the no-work run passes a millisecond).
+ */
+static void workload_argv(const struct bench_cfg *c, const char *work,
+			  const char *argv[4])
+{
+	argv[0] = c->syscalls ? WL_SYSCALLS_PATH : WL_LADDER_PATH;
+	argv[1] = c->syscalls ? (strcmp(work, "0") ? work : "0.001") : "0";
+	argv[2] = c->syscalls ? NULL : work;
+	argv[3] = NULL;
+}
+
 /* fork + exec @argv with @envp; wait4's rusage of the child into @ru. */
 static int run_child(const char *const argv[], char *const envp[], int *status,
 		     struct rusage *ru)
@@ -154,10 +185,11 @@ static int run_baseline(const struct bench_cfg *c, const char *calls,
 			double *cpu)
 {
 	char rus[512], envv[600];
-	const char *argv[] = { WL_LADDER_PATH, "0", calls, NULL };
+	const char *argv[4];
 	struct rusage ru;
 	int status, err;
 
+	workload_argv(c, calls, argv);
 	snprintf(rus, sizeof(rus), "%s/bench-record-base.rusage", c->dir);
 	snprintf(envv, sizeof(envv), "WL_RUSAGE_FILE=%s", rus);
 	err = run_child(argv, env_with(envv, NULL), &status, &ru);
@@ -183,14 +215,22 @@ static int record_loop(struct sp_recorder *rec, struct sp_launch *launch)
 	return sp_recorder_finish(rec);
 }
 
+static int open_ours(const struct bench_cfg *c, uint32_t hz, const char *spool,
+		     struct sp_recorder **rec)
+{
+	struct sp_recorder_opts opts = { .size = sizeof(opts) };
+
+	opts.sample_hz = hz;
+	opts.ring_samples = c->ring_samples;
+	opts.flags = c->kernel ? SP_RECORDER_KERNEL : 0;
+	return sp_recorder_open(spool, &opts, rec);
+}
+
 static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		    struct run_result *res)
 {
-	struct sp_recorder_opts opts = { .size = sizeof(opts) };
 	char spool[512], rus[512], envv[600];
-	char *argv[] = { (char *)(uintptr_t)WL_LADDER_PATH,
-			 (char *)(uintptr_t) "0", (char *)(uintptr_t)calls,
-			 NULL };
+	const char *argv[4];
 	struct sp_recording_summary sum;
 	struct sp_recorder *rec = NULL;
 	struct sp_launch *launch = NULL;
@@ -200,11 +240,13 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	snprintf(spool, sizeof(spool), "%s/bench-record.spool", c->dir);
 	snprintf(rus, sizeof(rus), "%s/bench-record-ours.rusage", c->dir);
 	snprintf(envv, sizeof(envv), "WL_RUSAGE_FILE=%s", rus);
-	opts.sample_hz = hz;
-	err = sp_recorder_open(spool, &opts, &rec);
+	workload_argv(c, calls, argv);
+	err = open_ours(c, hz, spool, &rec);
 	if (!err)
-		err = sp_launch_suspended(argv[0], argv, env_with(envv, NULL),
-					  &launch);
+		/* exec's argv is char *const[] for historical reasons. */
+		err = sp_launch_suspended(argv[0],
+					  (char *const *)(uintptr_t)argv,
+					  env_with(envv, NULL), &launch);
 	if (!err)
 		err = sp_recorder_attach(rec, sp_launch_pid(launch),
 					 SP_ATTACH_ON_EXEC);
@@ -222,6 +264,7 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		return err;
 	res->samples = sum.samples;
 	res->lost = sum.lost_events;
+	res->ring_bytes = sum.maximum_ring_buffer_bytes;
 	res->bytes = file_bytes(spool);
 	res->target_cpu_s = read_target_cpu(rus);
 	unlink(spool);
@@ -263,15 +306,19 @@ static int run_perf(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		    struct run_result *res)
 {
 	char data[512], rus[512], envv[600], home[600], freq[16];
-	const char *argv[] = { "perf",	       "record", "-q",	"-e",
-			       "cpu-clock",    "-F",	 freq,	"--call-graph",
-			       "dwarf,32768",  "-o",	 data,	"--",
-			       WL_LADDER_PATH, "0",	 calls, NULL };
+	const char *argv[] = { "perf",	      "record", "-q", "-e",
+			       "cpu-clock",   "-F",	freq, "--call-graph",
+			       "dwarf,32768", "-o",	data, "--",
+			       NULL,	      NULL,	NULL, NULL };
 	struct rusage ru;
 	double t0 = wall_s();
 	int status, err;
 
-	snprintf(freq, sizeof(freq), "%u", (unsigned)hz);
+	workload_argv(c, calls, argv + 12);
+	if (hz == SP_RATE_MAX)
+		snprintf(freq, sizeof(freq), "max");
+	else
+		snprintf(freq, sizeof(freq), "%u", (unsigned)hz);
 	snprintf(data, sizeof(data), "%s/bench-record.perf.data", c->dir);
 	snprintf(rus, sizeof(rus), "%s/bench-record-perf.rusage", c->dir);
 	snprintf(envv, sizeof(envv), "WL_RUSAGE_FILE=%s", rus);
@@ -308,26 +355,39 @@ static double net_us(const struct run_result *r, double fixed_s)
 	return 1e6 * per(r->recorder_cpu_s - fixed_s, r->samples);
 }
 
-static void print_result(const char *tool, uint32_t hz, double base_cpu,
-			 double fixed_s, const struct run_result *r)
+/* The fields every line starts with; "hz" is "max" for the kernel max. */
+static void print_head(const struct bench_cfg *c, const char *tool, uint32_t hz)
 {
 	printf("{\"bench\":\"record\",\"tool\":\"%s\",\"workload\":"
-	       "\"wl_ladder\",\"hz\":%u,\"samples\":%" PRIu64
-	       ",\"lost\":%" PRIu64 ",\"lost_pct\":%.3f"
+	       "\"%s\",\"kernel\":%s,\"ring_samples\":%" PRIu64,
+	       tool, workload_name(c), c->kernel ? "true" : "false",
+	       c->ring_samples);
+	if (hz == SP_RATE_MAX)
+		printf(",\"hz\":\"max\"");
+	else
+		printf(",\"hz\":%u", (unsigned)hz);
+}
+
+static void print_result(const struct bench_cfg *c, const char *tool,
+			 uint32_t hz, double base_cpu, double fixed_s,
+			 const struct run_result *r)
+{
+	print_head(c, tool, hz);
+	printf(",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"lost_pct\":%.3f"
 	       ",\"target_cpu_s\":%.3f,\"baseline_cpu_s\":%.3f"
 	       ",\"cpu_inflation_pct\":%.2f,\"target_added_us_per_sample\":%.2f"
 	       ",\"recorder_cpu_s\":%.3f,\"fixed_cpu_s\":%.3f"
 	       ",\"recorder_us_per_sample\":%.2f"
 	       ",\"recorder_us_per_sample_net\":%.2f"
 	       ",\"bytes\":%" PRIu64 ",\"bytes_per_sample\":%.2f"
-	       ",\"wall_s\":%.2f}\n",
-	       tool, (unsigned)hz, r->samples, r->lost, lost_pct(r),
-	       r->target_cpu_s, base_cpu,
+	       ",\"ring_bytes\":%" PRIu64 ",\"wall_s\":%.2f}\n",
+	       r->samples, r->lost, lost_pct(r), r->target_cpu_s, base_cpu,
 	       100.0 * (r->target_cpu_s / base_cpu - 1),
 	       1e6 * per(r->target_cpu_s - base_cpu, r->samples),
 	       r->recorder_cpu_s, fixed_s,
 	       1e6 * per(r->recorder_cpu_s, r->samples), net_us(r, fixed_s),
-	       r->bytes, per((double)r->bytes, r->samples), r->wall_s);
+	       r->bytes, per((double)r->bytes, r->samples), r->ring_bytes,
+	       r->wall_s);
 }
 
 static const char *yes(bool v)
@@ -335,14 +395,14 @@ static const char *yes(bool v)
 	return v ? "true" : "false";
 }
 
-static void print_compare(uint32_t hz, const struct run_result *ours,
-			  double ours_fixed, const struct run_result *perf,
-			  double perf_fixed)
+static void print_compare(const struct bench_cfg *c, uint32_t hz,
+			  const struct run_result *ours, double ours_fixed,
+			  const struct run_result *perf, double perf_fixed)
 {
 	double us = net_us(ours, ours_fixed);
 	double bps = per((double)ours->bytes, ours->samples);
 
-	printf("{\"bench\":\"record\",\"tool\":\"compare\",\"hz\":%u", hz);
+	print_head(c, "compare", hz);
 	if (perf)
 		printf(",\"recorder_cpu_ratio_vs_perf\":%.4f"
 		       ",\"bytes_ratio_vs_perf\":%.6f,\"perf_lost_pct\":%.3f"
@@ -359,11 +419,11 @@ static void print_compare(uint32_t hz, const struct run_result *ours,
 	       lost_pct(ours), yes(ours->lost == 0));
 }
 
-static void print_error(const char *tool, uint32_t hz, int err)
+static void print_error(const struct bench_cfg *c, const char *tool,
+			uint32_t hz, int err)
 {
-	printf("{\"bench\":\"record\",\"tool\":\"%s\",\"hz\":%u"
-	       ",\"error\":\"%s\"}\n",
-	       tool, (unsigned)hz, sp_strerror(err));
+	print_head(c, tool, hz);
+	printf(",\"error\":\"%s\"}\n", sp_strerror(err));
 	fflush(stdout);
 }
 
@@ -384,11 +444,11 @@ static int bench_tool(const struct bench_cfg *c, const char *tool, run_fn fn,
 	if (err >= 0)
 		err = fn(c, hz, c->calls, res);
 	if (err < 0) {
-		print_error(tool, hz, err);
+		print_error(c, tool, hz, err);
 		return err;
 	}
 	*fixed = none.recorder_cpu_s;
-	print_result(tool, hz, base, *fixed, res);
+	print_result(c, tool, hz, base, *fixed, res);
 	fflush(stdout);
 	return 0;
 }
@@ -402,7 +462,7 @@ static int bench_rate(const struct bench_cfg *c, uint32_t hz)
 	bool have_perf;
 
 	if (err < 0) {
-		print_error("baseline", hz, err);
+		print_error(c, "baseline", hz, err);
 		return 1;
 	}
 	err = bench_tool(c, "stackpulse", run_ours, hz, base, &ours,
@@ -411,7 +471,7 @@ static int bench_rate(const struct bench_cfg *c, uint32_t hz)
 		return err == -EPERM || err == -EACCES ? 0 : 1;
 	have_perf = c->perf && bench_tool(c, "perf", run_perf, hz, base, &perf,
 					  &perf_fixed) == 0;
-	print_compare(hz, &ours, ours_fixed, have_perf ? &perf : NULL,
+	print_compare(c, hz, &ours, ours_fixed, have_perf ? &perf : NULL,
 		      perf_fixed);
 	fflush(stdout);
 	return 0;
@@ -421,8 +481,13 @@ static int bench_rate(const struct bench_cfg *c, uint32_t hz)
 static int calibrate(struct bench_cfg *c)
 {
 	double cpu = 0;
-	int err = run_baseline(c, "50", &cpu);
+	int err;
 
+	if (c->syscalls) { /* time-bound: runs for the seconds it is given */
+		snprintf(c->calls, sizeof(c->calls), "%.3f", c->cpu_s);
+		return 0;
+	}
+	err = run_baseline(c, "50", &cpu);
 	if (err < 0)
 		return err;
 	snprintf(c->calls, sizeof(c->calls), "%.0f",
@@ -434,12 +499,16 @@ static int calibrate(struct bench_cfg *c)
 
 static int usage(void)
 {
-	fputs("usage: bench_record [--quick] [--cpu-seconds S] [--rate HZ]...\n"
-	      "                    [--no-perf] [--dir DIR]\n"
+	fputs("usage: bench_record [--quick] [--cpu-seconds S] [--rate HZ|max]...\n"
+	      "                    [--no-perf] [--dir DIR] [--syscalls] [-k]\n"
+	      "                    [--ring-samples N]\n"
 	      "Records tests/workloads/wl_ladder (a fixed amount of work,\n"
 	      "about S CPU seconds, default 2) with libstackpulse and with\n"
 	      "perf record --call-graph dwarf,32768 at each rate (default\n"
-	      "999 and 10000); one JSON line per result on stdout.\n",
+	      "999 and 10000); one JSON line per result on stdout.\n"
+	      "--syscalls records wl_syscalls (S seconds, mostly in the\n"
+	      "kernel) instead, -k captures kernel callchains, --ring-samples\n"
+	      "sizes our rings explicitly (default: the recorder's sizing).\n",
 	      stderr);
 	return 2;
 }
@@ -461,7 +530,16 @@ static int parse_args(int argc, char **argv, struct bench_cfg *c)
 		else if (strcmp(a, "--dir") == 0 && more)
 			c->dir = argv[++i];
 		else if (strcmp(a, "--rate") == 0 && more && c->nrates < 4)
-			c->rates[c->nrates++] = (uint32_t)atoi(argv[++i]);
+			c->rates[c->nrates++] =
+				strcmp(argv[++i], "max") ?
+					(uint32_t)atoi(argv[i]) :
+					SP_RATE_MAX;
+		else if (strcmp(a, "--syscalls") == 0)
+			c->syscalls = true;
+		else if (strcmp(a, "-k") == 0)
+			c->kernel = true;
+		else if (strcmp(a, "--ring-samples") == 0 && more)
+			c->ring_samples = strtoull(argv[++i], NULL, 10);
 		else
 			return usage();
 	}
@@ -487,7 +565,7 @@ int main(int argc, char **argv)
 		c.perf = false;
 	}
 	if (calibrate(&c) < 0) {
-		print_error("calibrate", 0, -EIO);
+		print_error(&c, "calibrate", 0, -EIO);
 		return 1;
 	}
 	status = 0;

@@ -19,12 +19,20 @@ extern "C" {
 /*
  * A Recorder samples CPU stacks of attached processes with perf_event_open
  * (software cpu-clock), unwinds user stacks at record time and writes a
- * SPULSE3 spool. In inline mode (threads = 0, the only mode so far) all
- * work happens inside sp_recorder_poll() on the caller's thread: drain
- * every ring, order records by time, apply process/module changes, unwind,
- * write. A Recorder is single-owner.
+ * SPULSE3 spool. In inline mode (threads = 0) all work happens inside
+ * sp_recorder_poll() on the caller's thread: drain every ring, order
+ * records by time, apply process/module changes, unwind, write. In
+ * threaded mode (threads = N unwinder threads, or SP_THREADS_AUTO) reader
+ * threads drain the rings and worker threads unwind in the background,
+ * while sp_recorder_poll() still orders, applies and writes on the
+ * caller's thread, so the spool is the same as inline mode would write
+ * for the same records. Call poll regularly either way. A Recorder is
+ * single-owner; in threaded mode a custom allocator must be thread-safe.
  */
 struct sp_recorder;
+
+/** Threads value meaning "pick for this machine" (online CPUs - 1). */
+#define SP_THREADS_AUTO UINT32_MAX
 
 /** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
 #define SP_RATE_MAX UINT32_MAX
@@ -41,9 +49,13 @@ struct sp_recorder;
  *   maximum; above the kernel maximum fails with SP_EFREQ).
  * @stack_size: user stack bytes copied per sample, rounded up to 8,
  *   at most 65528 (default 32768).
- * @ring_samples: per-CPU ring sized to hold this many samples (default
- *   256), within a 256 MiB per-CPU and 1 GiB total budget; halved on
- *   EPERM/ENOMEM.
+ * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
+ *   (at most 64) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
+ *   online CPUs - 1 unwinder threads.
+ * @ring_samples: per-CPU ring sized to hold this many samples (default:
+ *   100 ms of samples at the rate, at least 256; a sample record takes
+ *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
+ *   budget; halved on EPERM/ENOMEM.
  * @start_timestamp_us / @sample_interval_us: spool header metadata.
  */
 struct sp_recorder_opts {
@@ -121,6 +133,60 @@ SP_API int sp_recorder_open_sink(struct sp_sink *sink,
 				 const struct sp_recorder_opts *opts,
 				 struct sp_recorder **out);
 
+/* Flags of struct sp_system_opts. */
+#define SP_SYSTEM_EXCLUDE_SELF 0x1u /* drop the recording process itself */
+
+/**
+ * struct sp_system_opts selects what a system-wide Recorder keeps. Set
+ * @size to sizeof(struct sp_system_opts); zero fields mean "everything".
+ * @pids / @npids: keep only these processes (thread-group ids).
+ * @comms / @ncomms: keep only processes whose command name (the 15-byte
+ *   kernel comm, as in /proc/PID/comm) equals one of these; checked when a
+ *   process is first seen and at every exec.
+ * @cgroup_path: a cgroup v2 directory; only its processes (and those of
+ *   its descendants) are sampled.
+ * Filters combine with AND; processes they reject are neither sampled nor
+ * tracked. The arrays are copied: the caller may free them after open.
+ */
+struct sp_system_opts {
+	size_t size;
+	const int32_t *pids;
+	size_t npids;
+	const char *const *comms;
+	size_t ncomms;
+	const char *cgroup_path;
+	uint32_t flags;
+};
+
+/**
+ * sp_recorder_open_system creates @path (truncating it) and a Recorder
+ * that samples every process of the machine (or of @sysopts's cgroup):
+ * one event per CPU. Processes that exist are read from /proc once (maps,
+ * comm) without being stopped; later ones are followed through the
+ * kernel's fork/exec/mmap/exit records, or read from /proc when their
+ * first sample shows up. Kernel threads appear when SP_RECORDER_KERNEL is
+ * set. sp_recorder_attach() is refused (-EINVAL) on such a Recorder.
+ * @param sysopts NULL = every process.
+ * @return 0, -EINVAL, SP_EFREQ, -EACCES/-EPERM (not root or CAP_PERFMON),
+ *         -ENOENT (no such cgroup), -errno, -ENOMEM.
+ * Caller owns the result; free it with sp_recorder_close().
+ * Thread: any. Allocates: yes. Blocks: yes (reads /proc).
+ */
+SP_API int sp_recorder_open_system(const char *path,
+				   const struct sp_recorder_opts *opts,
+				   const struct sp_system_opts *sysopts,
+				   struct sp_recorder **out);
+
+/**
+ * sp_recorder_open_system_sink is sp_recorder_open_system() writing into
+ * @sink.
+ * @param sink Takes ownership of `sink`.
+ */
+SP_API int sp_recorder_open_system_sink(struct sp_sink *sink,
+					const struct sp_recorder_opts *opts,
+					const struct sp_system_opts *sysopts,
+					struct sp_recorder **out);
+
 /**
  * sp_recorder_attach adds process @pid (a thread-group leader).
  * Idempotent for the same process generation; transactional (a failure
@@ -193,6 +259,38 @@ SP_API int sp_recorder_active_process_count(struct sp_recorder *recorder);
  * Thread: single-owner. Allocates: yes. Blocks: yes (flush, file I/O).
  */
 SP_API int sp_recorder_tail(struct sp_recorder *recorder, struct sp_tail **out);
+
+/**
+ * struct sp_pipeline_stats describes threaded mode's stages. Set @size
+ * to sizeof(struct sp_pipeline_stats).
+ * @readers, @workers: threads running (both 0 in inline mode).
+ * @reader_stalls: drains a reader stopped because its blocks or queue
+ *   were full (the records waited in the kernel ring; what the kernel
+ *   then dropped is in the summary's lost_events).
+ * @records_copied: queued records the sequencer copied out of a starved
+ *   reader's blocks so it could go on.
+ * @jobs: samples handed to the unwinder threads.
+ * @jobs_inline: samples unwound on the polling thread instead (their
+ *   bytes had been copied out of a reader).
+ */
+struct sp_pipeline_stats {
+	size_t size;
+	uint32_t readers;
+	uint32_t workers;
+	uint64_t reader_stalls;
+	uint64_t records_copied;
+	uint64_t jobs;
+	uint64_t jobs_inline;
+};
+
+/**
+ * sp_recorder_pipeline_stats fills the first @out->size bytes of @out
+ * (zeros in inline mode).
+ * @return 0, -EINVAL (NULL argument, @out->size < sizeof(size_t)).
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API int sp_recorder_pipeline_stats(const struct sp_recorder *recorder,
+				      struct sp_pipeline_stats *out);
 
 /** sp_recorder_summary copies the counters so far. */
 SP_API void sp_recorder_summary(const struct sp_recorder *recorder,

@@ -5,6 +5,7 @@
 
 #include <stackpulse/alloc.h>
 #include <stackpulse/api.h>
+#include <stackpulse/log.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +106,81 @@ SP_API int sp_sink_open_file(const char *path,
 SP_API int sp_sink_new_zstd(struct sp_sink *inner, int level,
 			    const struct sp_allocator *allocator,
 			    struct sp_sink **out);
+
+/** Uring sink flag: sp_sink_flush() also makes the data durable (fdatasync). */
+#define SP_SINK_URING_DATASYNC 0x1u
+/**
+ * Uring sink flag: never use io_uring, write with pwrite(2) in the calling
+ * thread as when io_uring is unavailable. Meant for tests and comparisons.
+ */
+#define SP_SINK_URING_PWRITE 0x2u
+
+/**
+ * struct sp_sink_uring_opts configures sp_sink_open_uring() and
+ * sp_sink_new_uring_fd(). Set @size to sizeof(struct sp_sink_uring_opts);
+ * zero fields mean defaults. Design: docs/how-to/uring-sink.md.
+ *
+ * @logger: receives one warning when io_uring is unavailable and the sink
+ *   falls back to pwrite (NULL: silent). Must outlive the sink.
+ * @queue_depth: submission queue entries (default 8, at most 4096).
+ * @buf_count: chunk buffers, i.e. writes in flight (default @queue_depth,
+ *   at most 4096). All of them are allocated when the sink is created.
+ * @buf_size: bytes per buffer (default 128 KiB). A chunk larger than
+ *   this is written synchronously after the queue has drained.
+ * @flags: SP_SINK_URING_DATASYNC, SP_SINK_URING_PWRITE.
+ */
+struct sp_sink_uring_opts {
+	size_t size;
+	const struct sp_logger *logger;
+	uint32_t queue_depth;
+	uint32_t buf_count;
+	size_t buf_size;
+	uint32_t flags;
+};
+
+/**
+ * sp_sink_new_uring_fd creates a sink that appends chunks to the regular
+ * file @fd through io_uring, starting at its current file position:
+ * sp_sink_write() copies the chunk into a free buffer, submits the write at
+ * an explicit offset and returns without waiting for it. With every buffer
+ * in flight it waits for one to complete (bounded memory, back-pressure).
+ * A write that fails in the kernel is reported by the next
+ * sp_sink_write(), sp_sink_flush() or sp_sink_finish(); the file is then
+ * cut back to the end of the last chunk before the failure (never a hole,
+ * never half a chunk) and the chunks after it are kept and written again
+ * by the call after that, so a caller that frees space loses nothing.
+ * sp_sink_flush() waits for all writes; sp_sink_finish() also leaves the
+ * file position at the end of the data. Without io_uring (kernel
+ * disabled or too old) the same sink writes with pwrite(2) instead.
+ * @param fd a seekable descriptor without O_APPEND; data after its
+ *        position may be truncated away when a write fails.
+ * @param flags SP_SINK_CLOSE_FD to close @fd in sp_sink_free() (only on
+ *        success; on failure the caller keeps @fd).
+ * @param opts NULL for defaults. @param allocator NULL for the default.
+ * @return 0, -EINVAL (bad fd, flags or options; O_APPEND), -ESPIPE (not
+ *         seekable), -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free() (which waits for the
+ * writes in flight, but does not flush).
+ * Thread: any. Allocates: yes (never after this call).
+ * Blocks: yes (sp_sink_write() only when all buffers are in flight).
+ */
+SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
+				const struct sp_sink_uring_opts *opts,
+				const struct sp_allocator *allocator,
+				struct sp_sink **out);
+
+/**
+ * sp_sink_open_uring creates (or truncates) @path with mode 0644 and
+ * returns a uring sink (see sp_sink_new_uring_fd()) that owns it.
+ * @param opts NULL for defaults. @param allocator NULL for the default.
+ * @return 0, -errno from open(2), -EINVAL (bad options), -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: yes (open).
+ */
+SP_API int sp_sink_open_uring(const char *path,
+			      const struct sp_sink_uring_opts *opts,
+			      const struct sp_allocator *allocator,
+			      struct sp_sink **out);
 
 /**
  * sp_sink_write appends @len bytes from @buf.

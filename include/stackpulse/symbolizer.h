@@ -121,7 +121,10 @@ struct sp_native_symbolizer {
  * sizeof(struct sp_symbolizer_opts); zero fields mean defaults.
  * @perf_map_dir: directory of perf-<pid>.map files (default /tmp).
  * @perf_map_pids/@perf_map_pid_count: when non-zero, only these pids' maps
- *   are read (PID-reuse safety: pass pids whose latest Python marker is on).
+ *   are read. Independently, a pid's map is used only for frames of its
+ *   newest process generation in the spool (after its last tag-7
+ *   retirement), and not at all when the pid's latest Python-runtime
+ *   marker is off (PID-reuse safety, features §1.7/§1.10).
  * @kallsyms_path: a preserved kallsyms file instead of the host's.
  * @debug_dirs: colon-separated debug roots (default: $STACKPULSE_DEBUG_DIRS,
  *   else /usr/lib/debug).
@@ -186,7 +189,10 @@ SP_API int sp_symbolizer_resolve_stack(struct sp_symbolizer *symbolizer,
 
 /**
  * struct sp_invalidation reports what an update made stale in caches the
- * caller keeps (results for these pids must be resolved again).
+ * caller keeps (results for these pids must be resolved again). @all is
+ * set when every result may have changed (new kernel mappings: kernel
+ * frames are cached under every pid); the symbolizer's own cache was
+ * emptied then.
  */
 struct sp_invalidation {
 	bool all;

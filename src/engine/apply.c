@@ -22,6 +22,7 @@
 #include "perf_record.h"
 #include "proc_maps.h"
 #include "recorder_internal.h"
+#include "system.h"
 
 static struct sp__process *live_proc(struct sp_recorder *rec, int32_t pid)
 {
@@ -48,6 +49,12 @@ static int apply_mmap2(struct sp_recorder *rec, const void *r, size_t len)
 	    !(m.prot & PROT_EXEC) || !path_is_file(m.path))
 		return 0;
 	p = live_proc(rec, m.pid);
+	if (!p && rec->sys) {
+		int err = sp__system_mmap(rec, m.pid, &p);
+
+		if (err)
+			return err;
+	}
 	if (!p || m.len == 0 || m.addr + m.len < m.addr)
 		return 0;
 	memset(&d, 0, sizeof(d));
@@ -71,6 +78,12 @@ static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
 	if (sp__perf_parse_comm(r, len, rec->sample_type, &c) || !c.exec)
 		return 0;
 	p = live_proc(rec, c.pid);
+	if (rec->sys) {
+		int err = sp__system_exec(rec, c.pid, c.comm, &p);
+
+		if (err)
+			return err;
+	}
 	if (!p)
 		return 0;
 	p->leader_exited = false;
@@ -92,15 +105,17 @@ static int apply_fork_child(struct sp_recorder *rec,
 	struct sp__process *parent = live_proc(rec, t->ppid), *child;
 	int err;
 
-	if (!parent || !rec->cfg.children || live_proc(rec, t->pid))
+	if (!parent || (!rec->cfg.children && !rec->sys) ||
+	    live_proc(rec, t->pid))
 		return 0;
 	err = sp__procs_add(&rec->procs, t->pid, &child);
 	if (err)
 		return err;
-	child->pidfd = child_pidfd(t->pid);
-	if (child->pidfd >= 0)
+	child->pidfd = rec->replay ? -1 : child_pidfd(t->pid);
+	if (child->pidfd >= 0) {
 		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
-	sp__proc_stat(t->pid, 0, &child->starttime, NULL);
+		sp__proc_stat(t->pid, 0, &child->starttime, NULL);
+	}
 	child->py_support = parent->py_support;
 	child->parent = parent;
 	return sp__process_clone_modules(&rec->procs, parent, child);
@@ -114,16 +129,23 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 
 	if (sp__perf_parse_task(r, len, &t))
 		return 0;
-	if (type == PERF_RECORD_FORK)
-		return t.pid != t.ppid ? apply_fork_child(rec, &t) : 0;
+	if (type == PERF_RECORD_FORK) {
+		if (t.pid == t.ppid ||
+		    (rec->sys && !sp__system_follow_fork(rec, t.pid)))
+			return 0;
+		return apply_fork_child(rec, &t);
+	}
 	p = live_proc(rec, t.pid);
 	if (!p)
 		return 0;
 	if (t.tid == t.pid)
 		p->leader_exited = true;
-	if (p->leader_exited && p->state == SP__PROC_ALIVE &&
-	    sp__process_alive(p) == 0)
+	if (p->leader_exited && p->state == SP__PROC_ALIVE && !rec->replay &&
+	    sp__process_alive(p) == 0) {
 		p->state = SP__PROC_DYING;
+		/* Its records are all older than this EXIT's time. */
+		p->dying_ns = rec->procs.time_ns;
+	}
 	return 0;
 }
 
@@ -144,6 +166,14 @@ static void apply_lost(struct sp_recorder *rec, uint64_t lost, bool gap)
 	rec->sweep_pending = true;
 }
 
+/* In system mode the filters decide first whether a sample is kept. */
+static int apply_sample(struct sp_recorder *rec, const struct sp__qsample *s)
+{
+	int keep = rec->sys ? sp__system_sample(rec, s->pid) : 1;
+
+	return keep <= 0 ? keep : sp__recorder_sample(rec, s);
+}
+
 /* Side-band records carry their time in the sample_id_all trailer. */
 static void note_time(struct sp_recorder *rec, const void *r, size_t len)
 {
@@ -162,7 +192,7 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 		note_time(rec, data, len);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
-		return sp__recorder_sample(rec, data);
+		return apply_sample(rec, data);
 	case PERF_RECORD_MMAP2:
 		return apply_mmap2(rec, data, len);
 	case PERF_RECORD_COMM:

@@ -108,7 +108,8 @@ static int validate(struct sp_recorder *rec, int32_t pid,
 	int32_t tgid;
 	int err;
 
-	if (!rec || pid <= 0 || mode > SP_ATTACH_ON_EXEC)
+	/* System mode's CPU events already see every process. */
+	if (!rec || rec->sys || pid <= 0 || mode > SP_ATTACH_ON_EXEC)
 		return -EINVAL;
 	if (rec->finished)
 		return -EPIPE;

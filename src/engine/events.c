@@ -7,7 +7,8 @@
  * CPU and clock, feasibility §2). A ring that cannot be mapped at the
  * planned size is retried at half the size down to one record
  * (EPERM/ENOMEM: locked-memory limits), and the effective sizes go to the
- * summary.
+ * summary. Without an explicit ring_samples a ring is sized from the rate
+ * (perf_event.c: the ring fills at rate x stack size).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@ int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind)
 {
 	struct epoll_event ev;
 
+	if (kind == SP__EP_EVENT && rec->pipe)
+		return 0; /* threaded mode: reader threads watch the rings */
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	ev.data.u64 = (kind << 32) | (uint32_t)fd;
@@ -73,10 +76,12 @@ static int ring_map_halving(struct sp_recorder *rec, struct sp__ring *ring,
  * duplicate of @fd, so the event stays a SET_OUTPUT target after its
  * process is retired and its fd closed.
  */
-static int ring_new(struct sp_recorder *rec, int fd, int slot)
+int sp__recorder_ring_new(struct sp_recorder *rec, int fd, int slot)
 {
-	size_t bytes = sp__perf_ring_bytes(&rec->cfg, rec->ring_samples,
-					   ring_cap(rec));
+	uint64_t samples = rec->ring_samples ?
+				   rec->ring_samples :
+				   sp__perf_ring_default_samples(&rec->cfg);
+	size_t bytes = sp__perf_ring_bytes(&rec->cfg, samples, ring_cap(rec));
 	struct sp__ring ring;
 	int own, err;
 
@@ -119,7 +124,7 @@ static int event_wire(struct sp_recorder *rec, struct sp__process *proc, int fd,
 				rec->cpus[slot], strerror(errno));
 	}
 	if (err) {
-		err = ring_new(rec, fd, slot);
+		err = sp__recorder_ring_new(rec, fd, slot);
 		if (err)
 			return err;
 	}
@@ -152,7 +157,8 @@ int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
 			return -errno;
 	}
-	return 0;
+	/* Kernel capture is settled by the first open: pin kernel frames. */
+	return sp__kmod_open(rec);
 }
 
 static void ioctl_all(struct sp_recorder *rec, unsigned long req)

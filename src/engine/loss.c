@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "recorder_internal.h"
+#include "system.h"
 
 uint64_t sp__now_ns(void)
 {
@@ -49,7 +50,8 @@ static int event_delta(struct sp__event *ev, uint64_t *delta)
 	return 0;
 }
 
-int sp__recorder_collect_lost(struct sp_recorder *rec, struct sp__process *proc)
+int sp__recorder_collect_lost_events(struct sp_recorder *rec,
+				     struct sp__vec *events)
 {
 	uint64_t d;
 	size_t i;
@@ -57,14 +59,19 @@ int sp__recorder_collect_lost(struct sp_recorder *rec, struct sp__process *proc)
 
 	if (!rec->cfg.read_lost)
 		return 0;
-	for (i = 0; i < proc->events.len; i++) {
-		err = event_delta(sp__vec_at(&proc->events, i), &d);
+	for (i = 0; i < events->len; i++) {
+		err = event_delta(sp__vec_at(events, i), &d);
 		if (!err)
 			err = add_checked(&rec->lost_pending, d);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+int sp__recorder_collect_lost(struct sp_recorder *rec, struct sp__process *proc)
+{
+	return sp__recorder_collect_lost_events(rec, &proc->events);
 }
 
 static int count_batch(struct sp_recorder *rec)
@@ -95,6 +102,11 @@ int sp__recorder_read_lost(struct sp_recorder *rec, bool force)
 		err = sp__recorder_collect_lost(
 			rec, *(struct sp__process **)sp__vec_at(
 				     &rec->procs.list, i));
+		if (err)
+			return err;
+	}
+	if (rec->sys) {
+		err = sp__system_collect_lost(rec);
 		if (err)
 			return err;
 	}

@@ -2,8 +2,9 @@
 /* Ordering records from all rings by timestamp before they touch state. */
 
 /*
- * Records are copied into one byte vector and described by small items;
- * a release sorts the items by (time, arrival), hands out the old enough
+ * Records are copied into one byte vector (or referenced in place) and
+ * described by small items; a release sorts the items by (time, key),
+ * hands out the old enough
  * ones, then compacts what is left into a second vector and swaps, so the
  * memory is reused from poll to poll instead of allocated per record.
  */
@@ -45,14 +46,15 @@ bool sp__merge_has_pid(const struct sp__merge *m, int32_t pid)
 	return false;
 }
 
-int sp__merge_push(struct sp__merge *m, uint64_t time, uint32_t type,
-		   int32_t pid, const struct sp__span *spans, size_t n)
+int sp__merge_push(struct sp__merge *m, const struct sp__merge_item *item,
+		   const struct sp__span *spans, size_t n)
 {
-	struct sp__merge_item it = {
-		time, m->seq++, m->bytes.len, 0, type, pid
-	};
+	struct sp__merge_item it = *item;
 	size_t i, total = 0;
 
+	it.off = m->bytes.len;
+	it.ref = NULL;
+	it.owner = NULL;
 	for (i = 0; i < n; i++)
 		total += spans[i].len;
 	if (sp__vec_reserve(&m->bytes, m->mem, (total + 7) & ~(size_t)7) ||
@@ -75,7 +77,35 @@ static int item_cmp(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it)
+{
+	return sp__vec_push(&m->items, m->mem, it);
+}
+
+long sp__merge_copy_refs(struct sp__merge *m, void (*done)(void *owner))
+{
+	struct sp__merge_item *it;
+	long n = 0;
+	size_t i;
+
+	for (i = 0; i < m->items.len; i++) {
+		it = sp__vec_at(&m->items, i);
+		if (!it->ref)
+			continue;
+		if (sp__vec_reserve(&m->bytes, m->mem, (it->len + 7) & ~7ul))
+			return -ENOMEM;
+		memcpy((char *)m->bytes.data + m->bytes.len, it->ref, it->len);
+		it->off = m->bytes.len;
+		m->bytes.len += (it->len + 7) & ~(size_t)7;
+		it->ref = NULL;
+		done(it->owner);
+		it->owner = NULL;
+		n++;
+	}
+	return n;
 }
 
 /* Moves items [from, len) and their bytes to the front. */
@@ -84,21 +114,23 @@ static int compact(struct sp__merge *m, size_t from)
 	size_t i, n = m->items.len - from, need = 0;
 	struct sp__vec tmp;
 
-	for (i = from; i < m->items.len; i++)
-		need += (((struct sp__merge_item *)sp__vec_at(&m->items, i))
-				 ->len +
-			 7) &
-			~(size_t)7;
+	for (i = from; i < m->items.len; i++) {
+		const struct sp__merge_item *it = sp__vec_at(&m->items, i);
+
+		need += it->ref ? 0 : (it->len + 7) & ~(size_t)7;
+	}
 	m->spare.len = 0;
 	if (sp__vec_reserve(&m->spare, m->mem, need))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct sp__merge_item *it = sp__vec_at(&m->items, from + i);
 
-		memcpy((char *)m->spare.data + m->spare.len,
-		       (char *)m->bytes.data + it->off, it->len);
-		it->off = m->spare.len;
-		m->spare.len += (it->len + 7) & ~(size_t)7;
+		if (!it->ref) {
+			memcpy((char *)m->spare.data + m->spare.len,
+			       (char *)m->bytes.data + it->off, it->len);
+			it->off = m->spare.len;
+			m->spare.len += (it->len + 7) & ~(size_t)7;
+		}
 		memmove(sp__vec_at(&m->items, i), it, sizeof(*it));
 	}
 	m->items.len = n;
@@ -122,8 +154,8 @@ int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
 
 		if (it->time > watermark)
 			break;
-		err = fn(ctx, it->type, (char *)m->bytes.data + it->off,
-			 it->len);
+		err = fn(ctx, it,
+			 it->ref ? it->ref : (char *)m->bytes.data + it->off);
 		if (err)
 			break;
 	}

@@ -22,17 +22,32 @@ struct sp__merge {
 	struct sp__vec items; /* struct sp__merge_item */
 	struct sp__vec bytes; /* record copies, 8-byte aligned */
 	struct sp__vec spare; /* compaction target, swapped with bytes */
-	uint64_t seq;
 };
 
+/*
+ * struct sp__merge_item is one queued record. Ties in @time are broken by
+ * @key, the record's source and position (ring index << 40 | records read
+ * from that ring before it), never by arrival: inline and threaded
+ * draining then release the same records in the same order. A record is
+ * either copied into the queue (@ref NULL, at @off) or referenced in
+ * place (@ref, kept alive by @owner until the consumer releases it).
+ */
 struct sp__merge_item {
 	uint64_t time;
-	uint64_t seq;
+	uint64_t key;
 	size_t off;
 	size_t len;
+	const void *ref;
+	void *owner;
 	uint32_t type;
 	int32_t pid; /* 0 when unknown */
 };
+
+/* Builds the tie-break key of the @n-th record read from ring @ring. */
+static inline uint64_t sp__merge_key(size_t ring, uint64_t n)
+{
+	return ((uint64_t)ring << 40) | (n & ((1ull << 40) - 1));
+}
 
 /** struct sp__span is one piece of a record to copy in. */
 struct sp__span {
@@ -43,12 +58,19 @@ struct sp__span {
 void sp__merge_init(struct sp__merge *m, const struct sp__mem *mem);
 void sp__merge_fini(struct sp__merge *m);
 
-/* Queues the concatenation of @n spans. Returns 0 or -ENOMEM. */
-int sp__merge_push(struct sp__merge *m, uint64_t time, uint32_t type,
-		   int32_t pid, const struct sp__span *spans, size_t n);
+/*
+ * Queues the concatenation of @n spans as a record described by @it (its
+ * time, key, type and pid are used). Returns 0 or -ENOMEM.
+ */
+int sp__merge_push(struct sp__merge *m, const struct sp__merge_item *it,
+		   const struct sp__span *spans, size_t n);
 
-typedef int (*sp__merge_fn)(void *ctx, uint32_t type, const void *rec,
-			    size_t len);
+/* Queues @it referencing its bytes in place (@it->ref, @it->owner). */
+int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it);
+
+/* @rec is the record's bytes (copied or referenced). */
+typedef int (*sp__merge_fn)(void *ctx, const struct sp__merge_item *it,
+			    const void *rec);
 
 /*
  * Hands out, oldest first, every queued record with time <= @watermark
@@ -57,6 +79,14 @@ typedef int (*sp__merge_fn)(void *ctx, uint32_t type, const void *rec,
  */
 int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
 		      void *ctx);
+
+/*
+ * Copies every referenced record into the queue and calls @done with its
+ * owner, so the sources' memory can be reused while the records wait.
+ * Returns how many were copied or -ENOMEM (the failed record and those
+ * after it stay referenced).
+ */
+long sp__merge_copy_refs(struct sp__merge *m, void (*done)(void *owner));
 
 /* Number of queued records. */
 size_t sp__merge_count(const struct sp__merge *m);

@@ -58,6 +58,17 @@ int sp__perf_online_cpus(int *cpus, int cap);
 long sp__perf_max_rate(void);
 
 /*
+ * Default ring sizing: a per-CPU ring holds at least this much time of
+ * samples at the configured rate (one CPU runs at most the rate), and
+ * never fewer samples than the fixed default of earlier versions.
+ */
+#define SP__RING_DEFAULT_MS 100
+#define SP__RING_MIN_SAMPLES 256
+
+/* Samples of the default ring for @cfg's rate (>= SP__RING_MIN_SAMPLES). */
+uint64_t sp__perf_ring_default_samples(const struct sp__perf_cfg *cfg);
+
+/*
  * Data bytes of one ring: @samples records of the configured size, rounded
  * up to a power of two of pages, at least one full record and 64 KiB, at
  * most @cap_bytes. Returns 0 when one record does not fit in @cap_bytes.

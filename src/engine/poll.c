@@ -12,89 +12,73 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <linux/perf_event.h>
 
 #include <stackpulse/error.h>
 
+#include "drain.h"
+#include "harness.h"
 #include "logging.h"
-#include "perf_record.h"
+#include "pipeline.h"
 #include "recorder_internal.h"
 
-static int queue_sample(struct sp_recorder *rec, const void *r, size_t len)
-{
-	struct sp__perf_sample ps;
-	struct sp__qsample q;
-	struct sp__span spans[3];
-
-	if (sp__perf_parse_sample(r, len, rec->sample_type, SP__PERF_REGS_MASK,
-				  &ps)) {
-		rec->sum.sample_events++; /* seen, but unusable */
-		return 0;
-	}
-	memset(&q, 0, sizeof(q));
-	q.ip = ps.ip;
-	q.time = ps.time;
-	q.pid = ps.pid;
-	q.tid = ps.tid;
-	q.cpu = ps.cpu;
-	q.misc = ps.misc;
-	q.nr_ips = ps.nr_ips;
-	q.stack_len = ps.stack_len;
-	q.regs = ps.regs;
-	spans[0] = (struct sp__span){ &q, sizeof(q) };
-	spans[1] = (struct sp__span){ ps.ips, ps.nr_ips * 8 };
-	spans[2] = (struct sp__span){ ps.stack, ps.stack_len };
-	return sp__merge_push(&rec->merge, ps.time, PERF_RECORD_SAMPLE, ps.pid,
-			      spans, 3);
-}
-
-static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
-		     size_t len)
+static int push_copy(void *ctx, const struct sp__merge_item *it,
+		     const struct sp__span *spans, size_t n)
 {
 	struct sp_recorder *rec = ctx;
-	const struct perf_event_header *h = r;
-	struct sp__perf_id id;
-	struct sp__span span = { r, len };
 
-	(void)ring;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		return queue_sample(rec, r, len);
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
-		if (sp__perf_parse_id(r, len, rec->sample_type, &id))
-			return 0;
-		return sp__merge_push(&rec->merge, id.time, h->type, id.pid,
-				      &span, 1);
-	default:
-		return 0; /* THROTTLE/UNTHROTTLE and others carry no state */
-	}
+	return sp__merge_push(&rec->merge, it, spans, n);
 }
 
 int sp__recorder_drain(struct sp_recorder *rec)
 {
+	struct sp__drain d = { .sample_type = rec->sample_type,
+			       .push = push_copy,
+			       .ctx = rec };
+
+	if (rec->capture) {
+		d.tap = sp__capture_tap;
+		d.tap_ctx = rec;
+	}
 	size_t i;
 	long n;
 
 	for (i = 0; i < rec->rings.len; i++) {
-		n = sp__ring_read(sp__vec_at(&rec->rings, i), rec->scratch,
-				  on_record, rec);
+		struct sp__ring *ring = sp__vec_at(&rec->rings, i);
+
+		d.ring_index = i;
+		d.ring_seq = &ring->seq;
+		n = sp__drain_ring(&d, ring, rec->scratch);
 		if (n == SP_ECORRUPT)
 			sp__log(rec->logger, SP_LOG_WARN,
 				"corrupt perf ring record; ring skipped ahead");
+		if (d.err)
+			return d.err;
 	}
+	rec->sum.sample_events += d.unusable; /* seen, but unusable */
 	return 0;
+}
+
+static int release_one(void *ctx, const struct sp__merge_item *it,
+		       const void *data)
+{
+	struct sp_recorder *rec = ctx;
+	int err;
+
+	rec->cur_owner = it->owner;
+	rec->owner_taken = false;
+	err = sp__recorder_apply(rec, it->type, data, it->len);
+	if (!err && it->owner && !rec->owner_taken)
+		sp__rblock_consume(it->owner);
+	rec->cur_owner = NULL;
+	return err;
 }
 
 int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark)
 {
-	return sp__merge_release(&rec->merge, watermark, sp__recorder_apply,
-				 rec);
+	return sp__merge_release(&rec->merge, watermark, release_one, rec);
 }
 
 void sp__recorder_reap(struct sp_recorder *rec)
@@ -105,6 +89,13 @@ void sp__recorder_reap(struct sp_recorder *rec)
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
+		/*
+		 * Threaded mode: the dead group's last records may still sit
+		 * in a reader; they are all queued once the released
+		 * watermark passed the moment its death was seen.
+		 */
+		if (rec->pipe && p->dying_ns >= rec->pipe->released)
+			continue;
 		if (p->state == SP__PROC_DYING &&
 		    !sp__merge_has_pid(&rec->merge, p->pid))
 			sp__recorder_retire(rec, p);
@@ -120,9 +111,19 @@ static void on_pidfd(struct sp_recorder *rec, int fd)
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
-		if (p->pidfd == fd && p->state == SP__PROC_ALIVE)
+		if (p->pidfd == fd && p->state == SP__PROC_ALIVE) {
 			p->state = SP__PROC_DYING;
+			p->dying_ns = sp__now_ns();
+		}
 	}
+}
+
+static void drain_eventfd(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return; /* EAGAIN: someone else reset it */
 }
 
 static int wait_events(struct sp_recorder *rec, int timeout_ms)
@@ -139,6 +140,8 @@ static int wait_events(struct sp_recorder *rec, int timeout_ms)
 
 		if (kind == SP__EP_PIDFD)
 			on_pidfd(rec, fd);
+		else if (kind == SP__EP_WAKE)
+			drain_eventfd(fd); /* the step below pulls */
 		else if (evs[i].events & (EPOLLHUP | EPOLLERR))
 			epoll_ctl(rec->epfd, EPOLL_CTL_DEL, fd, NULL);
 	}
@@ -149,6 +152,8 @@ static bool rings_have_data(const struct sp_recorder *rec)
 {
 	size_t i;
 
+	if (rec->pipe)
+		return sp__pipeline_pending(rec);
 	for (i = 0; i < rec->rings.len; i++)
 		if (sp__ring_has_data(sp__vec_at(&rec->rings, i)))
 			return true;
@@ -171,20 +176,26 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	memset(&rec->poll, 0, sizeof(rec->poll));
 	if (rec->finished)
 		return -EPIPE;
-	if (!rings_have_data(rec) && sp__merge_count(&rec->merge) == 0) {
+	if (rec->pipe ? !sp__pipeline_ready(rec) :
+			!rings_have_data(rec) &&
+				sp__merge_count(&rec->merge) == 0) {
 		err = wait_events(rec, timeout_ms);
 		if (err)
 			return err;
 	} else {
 		wait_events(rec, 0); /* collect HUPs and pidfds anyway */
 	}
-	watermark = sp__now_ns();
-	err = sp__recorder_drain(rec);
-	if (!err)
-		err = sp__recorder_release(rec, watermark);
+	watermark = sp__recorder_clock(rec);
+	if (rec->pipe) {
+		err = sp__pipeline_step(rec, false);
+	} else {
+		err = sp__recorder_drain(rec);
+		if (!err)
+			err = sp__recorder_release(rec, watermark);
+	}
 	if (!err)
 		err = sp__recorder_read_lost(rec, false);
-	if (!err)
+	if (!err && !rec->replay)
 		err = sp__recorder_sweep(rec, false);
 	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
 		err = sp_writer_flush(rec->writer);

@@ -21,6 +21,7 @@
 #include <stackpulse/error.h>
 
 #include "logging.h"
+#include "mver.h"
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
@@ -65,6 +66,7 @@ static void process_free(const struct sp__mem *mem, struct sp__process *p)
 	sp__vec_fini(&p->modules, mem);
 	sp__vec_fini(&p->maps, mem);
 	sp__vec_fini(&p->events, mem);
+	sp__mver_put(mem, p->mver);
 	sp__mem_free(mem, p, sizeof(*p));
 }
 
@@ -233,7 +235,9 @@ static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 	rec.pid = proc->pid;
 	rec.path = m->path;
 	rec.path_len = m->path_len;
-	err = sp_writer_module(procs->writer, &rec, &m->id);
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp_writer_module(procs->writer, &rec, &m->id);
 	if (err)
 		return err;
 	err = sp__vec_push(&proc->modules, procs->mem, m);
@@ -241,7 +245,7 @@ static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 		return err;
 	proc->maps_dirty = true;
 	err = sp__python_note_module(procs, proc, m);
-	if (err || !procs->unwinder)
+	if (err || !procs->unwinder || procs->lazy_tables)
 		return err;
 	module_to_mapping(m, &map);
 	err = sp_unwinder_prepare(procs->unwinder, &map);
@@ -302,8 +306,10 @@ static int module_split(struct sp__procs *procs, struct sp__process *proc,
 {
 	struct sp__module old =
 		*(struct sp__module *)sp__vec_at(&proc->modules, i);
-	int err = sp_writer_deactivate_module(procs->writer, old.id);
+	int err = sp__procs_sync(procs);
 
+	if (!err)
+		err = sp_writer_deactivate_module(procs->writer, old.id);
 	if (err)
 		return err;
 	memmove(sp__vec_at(&proc->modules, i),
@@ -373,6 +379,8 @@ int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
 	int err;
 
 	err = sp__python_unmark(procs, proc);
+	if (!err)
+		err = sp__procs_sync(procs);
 	if (!err)
 		err = sp_writer_deactivate_process(procs->writer, proc->pid);
 	if (err)

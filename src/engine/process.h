@@ -79,6 +79,8 @@ struct sp__process {
 	 */
 	struct sp__process *parent;
 	bool events_held;
+	struct sp__mver *mver; /* threaded mode: the current map version */
+	uint64_t dying_ns;     /* when the group's death was seen */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */
@@ -89,7 +91,25 @@ struct sp__procs {
 	struct sp_unwinder *unwinder;
 	struct sp__vec list; /* struct sp__process * */
 	uint64_t time_ns;    /* timestamp of the record being applied */
+	/*
+	 * Threaded mode: called before any record is written for a state
+	 * change, so samples dispatched earlier (still being unwound) are
+	 * written first and the spool order matches inline mode.
+	 */
+	int (*sync)(void *ctx);
+	void *sync_ctx;
+	/*
+	 * Skip sp_unwinder_prepare() when a module appears: its table is
+	 * built by the first unwind that needs it (threaded and system
+	 * modes, where the thread applying modules must not stall).
+	 */
+	bool lazy_tables;
 };
+
+static inline int sp__procs_sync(struct sp__procs *procs)
+{
+	return procs->sync ? procs->sync(procs->sync_ctx) : 0;
+}
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 		    struct sp_writer *writer, struct sp_unwinder *unwinder);

@@ -164,7 +164,9 @@ int sp__python_note_module(struct sp__procs *procs, struct sp__process *proc,
 		proc->py_support = probe(procs, proc->pid);
 	if (proc->py_support != SP__PY_YES)
 		return 0;
-	err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
 				       true);
 	if (!err)
 		proc->py_marked = true;
@@ -177,7 +179,9 @@ int sp__python_unmark(struct sp__procs *procs, struct sp__process *proc)
 
 	if (!proc->py_marked)
 		return 0;
-	err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
 				       false);
 	if (!err)
 		proc->py_marked = false;

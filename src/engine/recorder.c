@@ -3,11 +3,12 @@
 
 /*
  * Options are validated up front (rate against the kernel maximum, stack
- * size, threads = 0 only), then the writer, unwinder, epoll and CPU list
- * are set up. Targets come later through sp_recorder_attach(). The
+ * size), then the writer, unwinder, epoll and CPU list are set up, and in
+ * threaded mode the reader and unwinder threads are started. Targets come later through sp_recorder_attach(). The
  * recorder starts enabled: attached processes sample at once.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -15,7 +16,9 @@
 #include <stackpulse/error.h>
 
 #include "perf_event.h"
+#include "pipeline.h"
 #include "recorder_internal.h"
+#include "system.h"
 
 #define CPUS_MAX 4096
 
@@ -38,8 +41,6 @@ static int opts_check(const struct sp_recorder_opts *o)
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
 			 SP_RECORDER_ZSTD))
 		return -EINVAL;
-	if (o->threads)
-		return -EOPNOTSUPP; /* inline mode only so far */
 	if (o->stack_size > 65528)
 		return -EINVAL;
 	return 0;
@@ -75,7 +76,7 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
 	rec->cfg.inherit_thread = true;
 	rec->cfg.read_lost = true;
-	rec->ring_samples = o->ring_samples ? o->ring_samples : 256;
+	rec->ring_samples = o->ring_samples; /* 0: sized from the rate */
 	rec->sample_type = sp__perf_sample_type(&rec->cfg);
 	rec->sum.kernel_enabled = rec->cfg.kernel;
 	return 0;
@@ -98,9 +99,8 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	rec->cpus = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
 	rec->cpu_ring = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
 	rec->scratch = sp__mem_alloc(&rec->mem, SP__RING_RECORD_MAX);
-	rec->frames = sp__mem_calloc(&rec->mem, SP__FRAMES_MAX,
-				     sizeof(struct sp_frame));
-	if (!rec->cpus || !rec->cpu_ring || !rec->scratch || !rec->frames)
+	rec->job = sp__mem_calloc(&rec->mem, 1, sizeof(*rec->job));
+	if (!rec->cpus || !rec->cpu_ring || !rec->scratch || !rec->job)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		rec->cpus[i] = cpus[i];
@@ -108,6 +108,16 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	}
 	rec->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return rec->epfd < 0 ? -errno : 0;
+}
+
+/* Unwinder threads for the threads option (SP_THREADS_AUTO: CPUs - 1). */
+static unsigned worker_count(const struct sp_recorder *rec, uint32_t threads)
+{
+	uint32_t n = threads;
+
+	if (threads == SP_THREADS_AUTO)
+		n = rec->ncpus > 1 ? (uint32_t)rec->ncpus - 1 : 1;
+	return n > SP__WORKERS_MAX ? SP__WORKERS_MAX : n;
 }
 
 static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
@@ -166,12 +176,34 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = parts_new(rec, &o);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
+	if (!err && o.threads)
+		err = sp__pipeline_new(rec, worker_count(rec, o.threads));
 	if (err) {
 		sp_recorder_close(rec);
 		return err;
 	}
 	*out = rec;
 	return 0;
+}
+
+/*
+ * Threaded mode writes through io_uring, so the thread that orders and
+ * encodes never waits in write(2); inline mode keeps the plain file sink.
+ * Both make every flush durable (fdatasync).
+ */
+static int spool_sink_open(const char *path,
+			   const struct sp_recorder_opts *opts,
+			   const struct sp_allocator *a, struct sp_sink **out)
+{
+	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
+
+	if (!opts || opts->size < offsetof(struct sp_recorder_opts, threads) +
+					  sizeof(opts->threads) ||
+	    !opts->threads)
+		return sp_sink_open_file(path, a, out);
+	uo.logger = opts->logger;
+	uo.flags = SP_SINK_URING_DATASYNC;
+	return sp_sink_open_uring(path, &uo, a, out);
 }
 
 int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
@@ -185,7 +217,7 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		return -EINVAL;
 	if (opts && opts->size >= sizeof(size_t) + sizeof(void *))
 		a = opts->allocator;
-	err = sp_sink_open_file(path, a, &sink);
+	err = spool_sink_open(path, opts, a, &sink);
 	if (err)
 		return err;
 	err = sp_recorder_open_sink(sink, opts, out);
@@ -203,7 +235,15 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 
 int sp_recorder_enable(struct sp_recorder *rec)
 {
-	return rec ? sp__recorder_set_enabled(rec, true) : -EINVAL;
+	bool was;
+	int err;
+
+	if (!rec)
+		return -EINVAL;
+	was = rec->enabled;
+	/* Disabled CPU events saw no fork/exec/mmap: read /proc again. */
+	err = rec->sys && !was ? sp__system_scan(rec) : 0;
+	return err ? err : sp__recorder_set_enabled(rec, true);
 }
 
 int sp_recorder_disable(struct sp_recorder *rec)
@@ -221,13 +261,17 @@ int sp_recorder_flush(struct sp_recorder *rec)
 		return 0;
 	/* Processes that died since the last poll are retired now too. */
 	sp__recorder_collect(rec);
-	err = sp__recorder_drain(rec);
-	if (!err)
-		err = sp__recorder_release(rec, UINT64_MAX);
+	if (rec->pipe) {
+		err = sp__pipeline_step(rec, true);
+	} else {
+		err = sp__recorder_drain(rec);
+		if (!err)
+			err = sp__recorder_release(rec, UINT64_MAX);
+	}
 	if (!err)
 		err = sp__recorder_read_lost(rec, true);
 	if (!err)
-		err = sp__recorder_sweep(rec, true);
+		err = rec->replay ? 0 : sp__recorder_sweep(rec, true);
 	sp__recorder_reap(rec);
 	ferr = sp_writer_flush(rec->writer);
 	return err ? err : ferr;
@@ -300,6 +344,8 @@ void sp_recorder_close(struct sp_recorder *rec)
 	if (!rec)
 		return;
 	mem = rec->mem;
+	sp__system_free(rec);
+	sp__pipeline_free(rec); /* threads first: they read rings and maps */
 	sp__procs_fini(&rec->procs);
 	for (i = 0; i < rec->rings.len; i++) {
 		struct sp__ring *r = sp__vec_at(&rec->rings, i);
@@ -318,7 +364,6 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__mem_free(&mem, rec->scratch, SP__RING_RECORD_MAX);
 	if (rec->path)
 		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);
-	sp__mem_free(&mem, rec->frames,
-		     SP__FRAMES_MAX * sizeof(struct sp_frame));
+	sp__mem_free(&mem, rec->job, sizeof(*rec->job));
 	sp__mem_free(&mem, rec, sizeof(*rec));
 }

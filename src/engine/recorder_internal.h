@@ -3,12 +3,16 @@
 #ifndef SP_ENGINE_RECORDER_INTERNAL_H
 #define SP_ENGINE_RECORDER_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "kernel_module.h"
 #include "mem.h"
 #include "merge.h"
 #include "perf_event.h"
+#include "pool.h"
 #include "process.h"
 #include "ring.h"
 #include "vec.h"
@@ -23,13 +27,11 @@
 /* Kinds of epoll registrations (high 32 bits of epoll_data.u64). */
 #define SP__EP_EVENT 1ull
 #define SP__EP_PIDFD 2ull
+#define SP__EP_WAKE 3ull /* threaded mode: readers have records */
 
 /* Per-CPU ring budgets (stackpulse 0.10.2). */
 #define SP__RING_CPU_MAX (256ull << 20)
 #define SP__RING_TOTAL_MAX (1ull << 30)
-
-/* Frames per sample: kernel callchain (perf caps at 127) + user frames. */
-#define SP__FRAMES_MAX 2048
 
 struct sp_recorder {
 	struct sp__mem mem;
@@ -48,8 +50,22 @@ struct sp_recorder {
 	struct sp__vec rings; /* struct sp__ring */
 	int *cpu_ring;	      /* index into rings per cpu slot, -1 = none */
 	int epfd;
-	void *scratch;		 /* SP__RING_RECORD_MAX bytes */
-	struct sp_frame *frames; /* SP__FRAMES_MAX */
+	void *scratch;	     /* SP__RING_RECORD_MAX bytes */
+	struct sp__job *job; /* inline mode's only job */
+	/*
+	 * Threaded mode (NULL: inline). While a record is applied,
+	 * @cur_owner is the reader block holding it (NULL when it was
+	 * copied); a sample handed to a worker sets @owner_taken so the
+	 * block is released only once the sample is written.
+	 */
+	struct sp__pipeline *pipe;
+	void *cur_owner;
+	bool owner_taken;
+	/* The replay harness (harness.h): fixture capture, virtual clock. */
+	struct sp__vec *capture;
+	int capture_err;
+	const _Atomic uint64_t *vclock;
+	bool replay;
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
@@ -62,7 +78,13 @@ struct sp_recorder {
 	bool enabled;
 	bool finished;
 	bool tail_taken;
+	struct sp__kmod kmod; /* kernel text module (kernel_module.c) */
+	/* System-wide / cgroup mode (system.c); NULL in process mode. */
+	struct sp__system *sys;
 };
+
+/* Upper bound of unwinder threads in threaded mode. */
+#define SP__WORKERS_MAX 64
 
 /* Pacing of loss reads and recovery sweeps during polls (§1.4). */
 #define SP__LOST_READ_NS 100000000ull
@@ -103,13 +125,23 @@ void sp__recorder_reap(struct sp_recorder *rec);
 /* apply.c: one ordered record's effect on state and spool. */
 int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len);
 
-/* sample.c: one queued sample to spool frames. */
+/*
+ * sample.c: one queued sample to spool frames. Inline mode unwinds and
+ * writes at once; threaded mode dispatches a job that
+ * sp__recorder_sample_write() writes later, in order.
+ */
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s);
+int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job);
 
 /* attach.c / events.c */
 int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			     int32_t tid, bool on_exec);
 int sp__recorder_set_enabled(struct sp_recorder *rec, bool on);
+/*
+ * Maps a new ring for cpu slot @slot from event @fd (the ring keeps a
+ * duplicate of @fd) within the ring budget.
+ */
+int sp__recorder_ring_new(struct sp_recorder *rec, int fd, int slot);
 /* Registers @fd of @kind (SP__EP_*) with the recorder's epoll. */
 int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind);
 /*
@@ -121,11 +153,19 @@ int sp__recorder_retire(struct sp_recorder *rec, struct sp__process *proc);
 int sp__process_alive(const struct sp__process *proc);
 /* CLOCK_MONOTONIC now, in ns (the clock of every perf timestamp). */
 uint64_t sp__now_ns(void);
+/* The clock ordering uses: sp__now_ns(), or the replay's virtual one. */
+static inline uint64_t sp__recorder_clock(const struct sp_recorder *rec)
+{
+	return rec->vclock ? atomic_load(rec->vclock) : sp__now_ns();
+}
 
 /* loss.c: PERF_FORMAT_LOST deltas. */
 /* Adds the lost deltas of @proc's events to the pending batch. */
 int sp__recorder_collect_lost(struct sp_recorder *rec,
 			      struct sp__process *proc);
+/* The same for a vector of struct sp__event (system mode's CPU events). */
+int sp__recorder_collect_lost_events(struct sp_recorder *rec,
+				     struct sp__vec *events);
 /*
  * Reads every live event's lost counter (at most every 100 ms unless
  * @force); a non-zero batch is counted, bumps lifecycle_gaps and schedules

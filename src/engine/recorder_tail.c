@@ -11,6 +11,7 @@
 
 #include <stackpulse/tail.h>
 
+#include "pipeline.h"
 #include "recorder_internal.h"
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
@@ -21,6 +22,8 @@ bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 		return false;
 	if (sp__merge_count(&rec->merge))
 		return true;
+	if (rec->pipe)
+		return sp__pipeline_pending(rec);
 	for (i = 0; i < rec->rings.len; i++)
 		if (sp__ring_has_data(sp__vec_at(&rec->rings, i)))
 			return true;

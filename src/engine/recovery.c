@@ -14,6 +14,9 @@
  * events are closed only when every live thread has events of its own.
  * A thread without events that started before the attach began was
  * missed by the attach (it raced the task listing) and gets its own.
+ *
+ * Children mode: a lost FORK record leaves a child untracked; the sweep
+ * ends by adopting such descendants (descendants.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +28,7 @@
 
 #include <stackpulse/error.h>
 
+#include "descendants.h"
 #include "proc_maps.h"
 #include "python.h"
 #include "recorder_internal.h"
@@ -148,7 +152,12 @@ static int check_gone(struct sp__process *p)
 			return err;
 		alive = !err && start == p->starttime;
 	}
-	if (!alive && p->state == SP__PROC_ALIVE)
+	/*
+	 * A watched pidfd reports the death itself, before the drain that
+	 * takes the group's last records; marking it here, after a drain,
+	 * would retire it while its last samples still wait in a ring.
+	 */
+	if (!alive && p->state == SP__PROC_ALIVE && p->pidfd < 0)
 		p->state = SP__PROC_DYING;
 	return !alive;
 }
@@ -205,6 +214,8 @@ int sp__recorder_sweep(struct sp_recorder *rec, bool force)
 	for (i = 0; !err && i < rec->procs.list.len; i++)
 		err = sweep_one(rec, *(struct sp__process **)sp__vec_at(
 					     &rec->procs.list, i));
+	if (!err)
+		err = sp__recorder_discover(rec);
 	rec->sweep_pending = err != 0;
 	return err;
 }

@@ -13,6 +13,7 @@ struct sp__ring {
 	size_t data_size; /* power of two */
 	int cpu;
 	int owner_fd; /* the event the ring was mapped from (kept open) */
+	uint64_t seq; /* records queued from it (merge tie-break keys) */
 };
 
 /* Largest record a ring can hold: header.size is a u16. */

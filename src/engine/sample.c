@@ -2,8 +2,8 @@
 /* Turning one queued sample into spool frames: kernel chain, then user. */
 
 /*
- * Final stack = kernel callchain frames (leaf first, unpinned, mode
- * KERNEL) followed by the DWARF-unwound user frames. Kernel-mode samples
+ * Final stack = kernel callchain frames (leaf first, kernel_module.c)
+ * followed by the DWARF-unwound user frames. Kernel-mode samples
  * still carry the user registers and stack as of kernel entry, so they
  * are unwound as well. User callchain entries (never requested) are
  * counted and dropped. When nothing comes out, the sample IP alone is
@@ -15,6 +15,8 @@
 #include <linux/perf_event.h>
 
 #include "logging.h"
+#include "mver.h"
+#include "pipeline.h"
 #include "recorder_internal.h"
 
 /* Appends kernel frames of the callchain; returns how many. */
@@ -36,11 +38,7 @@ static size_t kernel_frames(struct sp_recorder *rec, const uint64_t *ips,
 		}
 		if (n == cap)
 			break;
-		out[n].abs_ip = ip;
-		out[n].file_relative_ip = ip;
-		out[n].module_id = SP_NO_MODULE;
-		out[n].mode = SP_FRAME_KERNEL;
-		n++;
+		sp__kmod_frame(rec, ip, &out[n++]);
 	}
 	return n;
 }
@@ -60,41 +58,49 @@ static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
 {
 	uint64_t pc = s->regs.r[SP_X86_64_RIP];
 
-	if (!p || p->state != SP__PROC_ALIVE || sp__process_covers(p, pc))
+	if (!p || p->state != SP__PROC_ALIVE || rec->replay ||
+	    sp__process_covers(p, pc))
 		return 0;
 	return sp__recorder_reconcile(rec, p);
 }
 
-static size_t user_frames(struct sp_recorder *rec, const struct sp__qsample *s,
-			  const unsigned char *stack, struct sp_frame *out,
-			  size_t cap)
+/*
+ * Checks the user registers and finds the module map to unwind with:
+ * the process's live mappings (inline) or a reference to an immutable
+ * version (threaded, stored in @job->ver). Returns whether to unwind.
+ */
+static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
+			 struct sp__job *job)
 {
 	const uint32_t need = (1u << SP_X86_64_RIP) | (1u << SP_X86_64_RSP);
-	const struct sp_mapping *maps = NULL;
 	struct sp__process *p = sp__procs_find(&rec->procs, s->pid);
-	size_t nmaps = 0;
-	int n;
 
+	job->maps = NULL;
+	job->nmaps = 0;
+	job->ver = NULL;
 	if (s->regs.abi == SP_REGS_ABI_NONE) {
 		if (!is_kernel_mode(s))
 			rec->sum.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING]++;
-		return 0;
+		return false;
 	}
 	if (s->regs.abi != SP_REGS_ABI_64 || (s->regs.valid & need) != need) {
 		/* 32-bit tasks never enter the 64-bit unwinder. */
 		rec->sum.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE]++;
-		return 0;
+		return false;
 	}
 	if (cover_pc(rec, p, s))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);
-	if (p && p->state != SP__PROC_EXITED &&
-	    sp__process_mappings(&rec->procs, p, &maps, &nmaps))
-		return 0;
-	n = sp_unwinder_unwind(rec->unwinder, &s->regs, stack,
-			       (size_t)s->stack_len, s->regs.r[SP_X86_64_RSP],
-			       maps, nmaps, out, cap, &rec->ustats);
-	return n > 0 ? (size_t)n : 0;
+	if (!p || p->state == SP__PROC_EXITED)
+		return true;
+	if (!rec->pipe)
+		return !sp__process_mappings(&rec->procs, p, &job->maps,
+					     &job->nmaps);
+	if (sp__mver_get(&rec->procs, p, &job->ver))
+		return false;
+	job->maps = job->ver->maps;
+	job->nmaps = job->ver->n;
+	return true;
 }
 
 static bool skipped(struct sp_recorder *rec, const struct sp__qsample *s)
@@ -118,42 +124,121 @@ static bool skipped(struct sp_recorder *rec, const struct sp__qsample *s)
 	return false;
 }
 
+/* The job to fill: the inline one, or a free slot of the window. */
+static int job_reserve(struct sp_recorder *rec, struct sp__job **out)
+{
+	struct sp__pool *pool;
+	int err;
+
+	if (!rec->pipe) {
+		*out = rec->job;
+		rec->job->stats = &rec->ustats;
+		return 0;
+	}
+	pool = &rec->pipe->pool;
+	if (sp__pool_full(pool)) {
+		sp__pool_head(pool, true);
+		err = sp__pipeline_collect(rec, false);
+		if (err)
+			return err;
+	}
+	*out = sp__pool_reserve(pool);
+	return 0;
+}
+
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
 	const uint64_t *ips = (const uint64_t *)(const void *)(s + 1);
-	const unsigned char *stack = (const unsigned char *)(ips + s->nr_ips);
-	struct sp_frame *f = rec->frames;
-	size_t n, i;
+	struct sp__job tmp, *job;
+	bool unwind;
 	int err;
 
 	rec->sum.sample_events++;
 	rec->procs.time_ns = s->time;
 	if (skipped(rec, s))
 		return 0;
-	n = kernel_frames(rec, ips, s->nr_ips, f, SP__FRAMES_MAX / 2);
-	n += user_frames(rec, s, stack, f + n, SP__FRAMES_MAX - n);
-	if (n == 0 && s->ip) {
-		f[0].abs_ip = f[0].file_relative_ip = s->ip;
+	/* May write module records: before this sample takes its slot. */
+	unwind = user_prepare(rec, s, &tmp);
+	err = job_reserve(rec, &job);
+	if (err) {
+		sp__mver_put(&rec->mem, tmp.ver);
+		return err;
+	}
+	job->s = s;
+	job->time = s->time;
+	job->ip = s->ip;
+	job->pid = s->pid;
+	job->tid = s->tid;
+	job->kernel_mode = is_kernel_mode(s);
+	job->unwind = unwind;
+	job->maps = tmp.maps;
+	job->nmaps = tmp.nmaps;
+	job->ver = tmp.ver;
+	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
+					  SP__FRAMES_MAX / 2);
+	if (!rec->pipe) {
+		sp__job_unwind(rec->unwinder, job);
+		return sp__recorder_sample_write(rec, job);
+	}
+	if (rec->cur_owner) { /* in a reader block: unwound by a worker */
+		job->block = rec->cur_owner;
+		rec->owner_taken = true;
+		sp__pool_dispatch(&rec->pipe->pool);
+		rec->pipe->jobs++;
+	} else { /* copied into the merge queue, which moves: unwind now */
+		sp__pool_dispatch_done(&rec->pipe->pool);
+		rec->pipe->jobs_inline++;
+	}
+	return 0;
+}
+
+static void add_stats(struct sp_unwind_stats *to,
+		      const struct sp_unwind_stats *from)
+{
+	size_t i;
+
+	to->samples += from->samples;
+	to->frames += from->frames;
+	to->truncated += from->truncated;
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		to->errors[i] += from->errors[i];
+	for (i = 0; i < SP_FALLBACK_COUNT; i++)
+		to->fallbacks[i] += from->fallbacks[i];
+}
+
+int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
+{
+	struct sp_frame *f = job->frames;
+	size_t n = job->n, i;
+	int err;
+
+	if (n == 0 && job->ip) {
+		f[0].abs_ip = f[0].file_relative_ip = job->ip;
 		f[0].module_id = SP_NO_MODULE;
-		f[0].mode = is_kernel_mode(s) ? SP_FRAME_KERNEL : SP_FRAME_USER;
+		f[0].mode = job->kernel_mode ? SP_FRAME_KERNEL : SP_FRAME_USER;
 		n = 1;
+	}
+	if (job->stats != &rec->ustats) {
+		add_stats(&rec->ustats, job->stats);
+		memset(job->stats, 0, sizeof(*job->stats)); /* once only */
 	}
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;
 	}
-	for (i = 0; i < n; i++)
-		rec->sum.truncated_frame_markers += f[i].mode ==
-						    SP_FRAME_TRUNCATED;
-	err = sp_writer_sample(rec->writer, s->time, s->pid, s->tid, f, n);
+	err = sp_writer_sample(rec->writer, job->time, job->pid, job->tid, f,
+			       n);
 	if (err == -EINVAL) {
 		/* A frame the writer rejects must not stall the queue. */
 		sp__log(rec->logger, SP_LOG_WARN,
-			"sample of tid %d rejected by the writer", s->tid);
+			"sample of tid %d rejected by the writer", job->tid);
 		return 0;
 	}
 	if (err)
 		return err;
+	for (i = 0; i < n; i++)
+		rec->sum.truncated_frame_markers += f[i].mode ==
+						    SP_FRAME_TRUNCATED;
 	rec->sum.samples++;
 	rec->poll.samples++;
 	return 0;

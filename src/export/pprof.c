@@ -9,9 +9,9 @@
  *     raw frame and resolve it identically share the Location;
  *   - a Function is a distinct (name, file); system_name repeats the name
  *     (the symbolizer hands out one spelling);
- *   - a Mapping is a spool module generation. Build-ids are not available
- *     through the public API, so build_id stays "" (pprof then matches
- *     binaries by file name);
+ *   - a Mapping is a spool module generation. SPULSE3 module records
+ *     carry no build-id (spec §5.1: device, inode, generation, path), so
+ *     build_id stays "" (pprof then matches binaries by file name);
  *   - a Sample is one (thread, stack) count of the model, locations leaf
  *     first, with numeric "pid" and "tid" labels; values are {samples,
  *     count} and, when the spool header gives the interval, {cpu,
@@ -490,7 +490,7 @@ static void pp_fill_mapping(struct pprof *pp, size_t i,
 	m->file_offset = mod.file_offset;
 	/* Interned before the table is written: see pp_mapping_names(). */
 	m->filename = pp_str(pp, mod.path);
-	m->build_id = 0; /* not exposed by the public API */
+	m->build_id = 0; /* SPULSE3 modules carry no build-id */
 	m->has_functions = !!(bits & PP_HAS_FUNCTIONS);
 	m->has_filenames = !!(bits & PP_HAS_FILENAMES);
 	m->has_line_numbers = !!(bits & PP_HAS_LINES);

@@ -125,6 +125,11 @@ void sp__native_stats(const struct sp__native *native, size_t *symbols,
 	*dwarf_bytes = sp__dwarf_info_bytes(native->dwarf);
 }
 
+const struct sp__symtab *sp__native_symtab(const struct sp__native *native)
+{
+	return native->symtab;
+}
+
 static void fill(struct sp_resolved_frame *f, const char *name,
 		 const struct sp__src_loc *loc, uint64_t offset, size_t depth)
 {

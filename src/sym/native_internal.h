@@ -59,6 +59,9 @@ size_t sp__symtab_count(const struct sp__symtab *tab);
 /* The function covering @addr, or NULL. Lock-free (immutable table). */
 const struct sp__sym *sp__symtab_find(const struct sp__symtab *tab,
 				      uint64_t addr);
+/* The same answer by a plain binary search (bench and test reference). */
+const struct sp__sym *sp__symtab_find_bsearch(const struct sp__symtab *tab,
+					      uint64_t addr);
 
 /* ---- dwarf_info.c ---- */
 
@@ -163,6 +166,9 @@ struct sp__native;
 /* Symbols in the table and bytes of DWARF tables built so far (bench). */
 void sp__native_stats(const struct sp__native *native, size_t *symbols,
 		      size_t *dwarf_bytes);
+
+/* The image's symbol table (bench, tests); immutable. */
+const struct sp__symtab *sp__native_symtab(const struct sp__native *native);
 
 /* ---- debuginfod.c (or debuginfod_stub.c when built without it) ---- */
 

@@ -247,7 +247,7 @@ long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
 	long dropped = 0;
 	size_t i;
 
-	if (!n)
+	if (!n && pids)
 		return 0;
 	t = table_new(cache->mem, old->cap);
 	if (!t)
@@ -258,7 +258,7 @@ long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
 
 		if (!key)
 			continue;
-		if (pid_listed(pids, n, sp__sym_key_pid(key))) {
+		if (!pids || pid_listed(pids, n, sp__sym_key_pid(key))) {
 			sp__sym_entry_free(cache->mem, entry);
 			dropped++;
 		} else {

@@ -18,7 +18,23 @@
  *                        referenced by that batch's samples, so they are
  *                        applied at the NEXT update: the pids' results are
  *                        dropped and reported, the plug-in is told about
- *                        each module, and the module's image is released.
+ *                        each module, and the module's image is released;
+ *                        a retired pid starts a new process generation;
+ *   Python markers       "on" applies at once (the batch's own samples
+ *                        need it), "off" at the next update like a
+ *                        retirement; either change reloads and invalidates
+ *                        the pid's perf map.
+ *
+ * Process generations of a pid are the frame-id ranges between its tag-7
+ * retirements: the writer interns unpinned frames afresh after one, so a
+ * frame id says which process it was recorded for. A Tail reports each
+ * tag-7 exactly (a batch ends right after it, so the frame count then is
+ * the boundary). A Snapshot or Replay only keeps modules' deactivated_at;
+ * there a retirement at frame count b is taken for a process boundary
+ * when every module of the pid with a lower id was retired at b or before
+ * (tag 7 retires all of them; a tag-8 remap usually leaves older ones
+ * active). Getting it wrong only ever withholds a perf map from older
+ * frames, never lends one to the wrong process.
  *
  * New modules, frames and stack nodes need nothing: the symbolizer reads
  * them through the spool, which the Tail grows in place.
@@ -29,6 +45,15 @@
 #include <sys/stat.h>
 
 #include "symbolizer_internal.h"
+
+/*
+ * The spool store keeps the Python-runtime records of a Snapshot or Replay
+ * (not of a Tail, whose batches hand them over instead). src/format offers
+ * them publicly only through the reader objects, and the symbolizer is
+ * given the spool, so the store is read directly: same library, same
+ * build, read-only.
+ */
+#include "../format/format_internal.h"
 
 /* (dev, ino, size, mtime) of the pid's map file, zeros when absent. */
 static void map_stat(const struct sp_symbolizer *sym, int32_t pid,
@@ -75,6 +100,87 @@ void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 	p->tried = false;
 	p->load_err = 0;
 	memset(p->stat_id, 0, sizeof(p->stat_id));
+}
+
+/* ---- process generations and Python markers ---- */
+
+/* Is the retirement of module @x at frame count @b a process boundary? */
+static bool is_boundary(const struct sp_module *mods, size_t n, size_t x)
+{
+	uint32_t b = mods[x].deactivated_at;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i == x || mods[i].pid != mods[x].pid || mods[i].is_kernel)
+			continue;
+		if (mods[i].deactivated_at == b && i > x)
+			return false; /* the highest id at b decides */
+		if (i < x && mods[i].deactivated_at > b)
+			return false; /* older module still active after b */
+	}
+	return true;
+}
+
+static int scan_boundaries(struct sp_symbolizer *sym)
+{
+	size_t i, n = sp_spool_module_count(sym->spool);
+	struct sp_module *mods;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	mods = sp__mem_calloc(&sym->mem, n, sizeof(*mods));
+	if (!mods)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		sp_spool_module(sym->spool, (uint32_t)i, &mods[i]);
+	for (i = 0; i < n && !err; i++) {
+		struct sp__sym_pid *p;
+
+		if (mods[i].is_kernel || mods[i].pid <= 0 ||
+		    mods[i].deactivated_at == SP_NEVER ||
+		    !is_boundary(mods, n, i))
+			continue;
+		p = sp__sym_pid_state(sym, mods[i].pid, true);
+		if (!p)
+			err = -ENOMEM;
+		else if (mods[i].deactivated_at > p->gen_start)
+			p->gen_start = mods[i].deactivated_at;
+	}
+	sp__mem_free(&sym->mem, mods, n * sizeof(*mods));
+	return err;
+}
+
+int sp__sym_scan_generations(struct sp_symbolizer *sym)
+{
+	const struct sp_python_record *r = sym->spool->python.data;
+	size_t i;
+
+	/* A Tail's updates report boundaries and markers exactly. */
+	if (!sym->spool->keep_python)
+		return 0;
+	for (i = 0; i < sym->spool->python.len; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, r[i].pid, true);
+
+		if (!p)
+			return -ENOMEM;
+		p->python = r[i].is_python_runtime ? 1 : 0;
+	}
+	return scan_boundaries(sym);
+}
+
+bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
+			      uint32_t frame_id, const struct sp_module *mod)
+{
+	const struct sp__sym_pid *p = sp__sym_pid_state(sym, pid, false);
+
+	if (!p)
+		return true;
+	if (p->python == 0 || frame_id < p->gen_start)
+		return false;
+	/* An anonymous module of an older generation of this pid. */
+	return !mod || mod->pid != pid || mod->deactivated_at == SP_NEVER ||
+	       mod->deactivated_at > p->gen_start;
 }
 
 /* Sparse table of the spool's kernel PCs from the host's kallsyms. */
@@ -126,6 +232,31 @@ static void refresh_kernel(struct sp_symbolizer *sym)
 	sym->ksyms_loaded = false;
 }
 
+/*
+ * New kernel mappings (a module load, a KASLR anchor) can move every
+ * kernel name, and kernel frames are cached under every pid: the kernel
+ * table is reset and all results are invalidated (§1.10 "full reset if
+ * kernel mappings changed").
+ */
+static bool kernel_mappings_changed(struct sp_symbolizer *sym)
+{
+	uint32_t id, n = sp_spool_module_count(sym->spool);
+	bool changed = false;
+	struct sp_module m;
+
+	for (id = sym->modules_seen; id < n && !changed; id++)
+		changed = sp_spool_module(sym->spool, id, &m) == 0 &&
+			  m.is_kernel;
+	sym->modules_seen = n;
+	if (!changed || (sym->flags & SP_SYMBOLIZER_NO_KERNEL) ||
+	    sym->kallsyms_path)
+		return false;
+	sp__ksyms_free(sym->ksyms);
+	sym->ksyms = NULL;
+	sym->ksyms_loaded = false;
+	return true;
+}
+
 static int invalidate(struct sp_symbolizer *sym, int32_t pid)
 {
 	return sp__vec_push(&sym->invalid_pids, &sym->mem, &pid);
@@ -154,6 +285,51 @@ static int check_perf_maps(struct sp_symbolizer *sym,
 	return 0;
 }
 
+/* Marks "off" of the previous batch take effect now. */
+static int apply_python_off(struct sp_symbolizer *sym)
+{
+	const int32_t *pids = sym->python_off.data;
+	size_t i;
+
+	for (i = 0; i < sym->python_off.len; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, pids[i], true);
+
+		if (!p || invalidate(sym, pids[i]))
+			return -ENOMEM;
+		sp__sym_pid_reset(sym, p);
+		p->python = 0;
+	}
+	sym->python_off.len = 0;
+	return 0;
+}
+
+/* The batch's Python markers: "on" now, "off" at the next update. */
+static int apply_markers(struct sp_symbolizer *sym, const struct sp_tail *tail)
+{
+	const struct sp_python_record *r;
+	size_t i, n = sp_tail_python_records(tail, &r);
+
+	for (i = 0; i < n; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, r[i].pid, true);
+
+		if (!p)
+			return -ENOMEM;
+		if (!r[i].is_python_runtime) {
+			if (sp__vec_push(&sym->python_off, &sym->mem,
+					 &r[i].pid))
+				return -ENOMEM;
+			continue;
+		}
+		if (p->python == 1)
+			continue;
+		p->python = 1;
+		sp__sym_pid_reset(sym, p);
+		if (invalidate(sym, r[i].pid))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Retirements recorded by the previous update take effect now. */
 static int apply_retirements(struct sp_symbolizer *sym)
 {
@@ -161,14 +337,19 @@ static int apply_retirements(struct sp_symbolizer *sym)
 	const uint32_t *mods = sym->retire_modules.data;
 	size_t i;
 
-	for (i = 0; i < sym->retire_pids.len; i++) {
-		struct sp__sym_pid *p = sp__sym_pid_state(sym, pids[i], false);
+	const uint32_t *bounds = sym->retire_bounds.data;
 
-		if (p)
-			sp__sym_pid_reset(sym, p);
-		if (invalidate(sym, pids[i]))
+	for (i = 0; i < sym->retire_pids.len; i++) {
+		struct sp__sym_pid *p = sp__sym_pid_state(sym, pids[i], true);
+
+		if (!p || invalidate(sym, pids[i]))
 			return -ENOMEM;
+		sp__sym_pid_reset(sym, p);
+		if (bounds[i] > p->gen_start)
+			p->gen_start = bounds[i];
 	}
+	if (apply_python_off(sym))
+		return -ENOMEM;
 	for (i = 0; i < sym->retire_modules.len; i++) {
 		struct sp__sym_module *m = NULL;
 
@@ -182,6 +363,7 @@ static int apply_retirements(struct sp_symbolizer *sym)
 			memset(m, 0, sizeof(*m));
 	}
 	sym->retire_pids.len = 0;
+	sym->retire_bounds.len = 0;
 	sym->retire_modules.len = 0;
 	return 0;
 }
@@ -194,8 +376,11 @@ static int remember_retirements(struct sp_symbolizer *sym,
 	size_t i, np = sp_tail_retired_pids(tail, &pids);
 	size_t nm = sp_tail_retired_modules(tail, &mods);
 
+	uint32_t bound = sp_spool_frame_count(sym->spool);
+
 	for (i = 0; i < np; i++)
-		if (sp__vec_push(&sym->retire_pids, &sym->mem, &pids[i]))
+		if (sp__vec_push(&sym->retire_pids, &sym->mem, &pids[i]) ||
+		    sp__vec_push(&sym->retire_bounds, &sym->mem, &bound))
 			return -ENOMEM;
 	for (i = 0; i < nm; i++)
 		if (sp__vec_push(&sym->retire_modules, &sym->mem, &mods[i]))
@@ -235,6 +420,8 @@ SP_API int sp_symbolizer_update(struct sp_symbolizer *sym,
 	sym->invalid_pids.len = 0;
 	err = apply_retirements(sym);
 	if (!err)
+		err = apply_markers(sym, tail);
+	if (!err)
 		err = check_perf_maps(sym, tail);
 	if (!err)
 		err = remember_retirements(sym, tail);
@@ -242,8 +429,10 @@ SP_API int sp_symbolizer_update(struct sp_symbolizer *sym,
 		return err;
 	refresh_kernel(sym);
 	sort_unique(&sym->invalid_pids);
-	dropped = sp__sym_cache_drop_pids(&sym->cache, sym->invalid_pids.data,
-					  sym->invalid_pids.len);
+	out->all = kernel_mappings_changed(sym);
+	dropped = sp__sym_cache_drop_pids(
+		&sym->cache, out->all ? NULL : sym->invalid_pids.data,
+		sym->invalid_pids.len);
 	if (dropped < 0)
 		return (int)dropped;
 	out->pids = sym->invalid_pids.data;

@@ -121,6 +121,8 @@ static void init_state(struct sp_symbolizer *sym)
 	sp__vec_init(&sym->batch_out, sizeof(struct sp_resolved_frame));
 	sp__vec_init(&sym->retire_pids, sizeof(int32_t));
 	sp__vec_init(&sym->retire_modules, sizeof(uint32_t));
+	sp__vec_init(&sym->retire_bounds, sizeof(uint32_t));
+	sp__vec_init(&sym->python_off, sizeof(int32_t));
 	sp__vec_init(&sym->invalid_pids, sizeof(int32_t));
 	sym->vdso_err = 1; /* not tried */
 	sym->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -140,6 +142,10 @@ static int setup(struct sp_symbolizer *sym, const struct sp_symbolizer_opts *o)
 	if (err)
 		return err;
 	sym->cache_ready = true;
+	err = sp__sym_scan_generations(sym);
+	if (err)
+		return err;
+	sym->modules_seen = sp_spool_module_count(sym->spool);
 	if (!sym->kallsyms_path || (sym->flags & SP_SYMBOLIZER_NO_KERNEL))
 		return 0;
 	/* An explicit file is loaded now so a missing one fails here. */
@@ -229,6 +235,8 @@ SP_API void sp_symbolizer_free(struct sp_symbolizer *sym)
 	sp__vec_fini(&sym->batch_out, &mem);
 	sp__vec_fini(&sym->retire_pids, &mem);
 	sp__vec_fini(&sym->retire_modules, &mem);
+	sp__vec_fini(&sym->retire_bounds, &mem);
+	sp__vec_fini(&sym->python_off, &mem);
 	sp__vec_fini(&sym->invalid_pids, &mem);
 	sp__arena_fini(&sym->arena, &mem);
 	pthread_mutex_destroy(&sym->lock);
@@ -240,7 +248,7 @@ struct sp__sym_pid *sp__sym_pid_state(struct sp_symbolizer *sym, int32_t pid,
 {
 	uint64_t key[3] = { (uint64_t)(uint32_t)pid, 0, 0 };
 	uint64_t h = sp__map_hash(key);
-	struct sp__sym_pid p = { .pid = pid };
+	struct sp__sym_pid p = { .pid = pid, .python = -1 };
 	uint32_t idx;
 
 	if (sp__map_get(&sym->pid_index, key, h, &idx))
@@ -326,13 +334,16 @@ static bool perf_map_allowed(const struct sp_symbolizer *sym, int32_t pid)
 }
 
 static int perf_map_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
-			  int32_t pid)
+			  uint32_t frame_id, int32_t pid)
 {
 	const struct sp__perf_map *map;
 
 	if (!perf_map_allowed(sym, pid))
 		return 0;
 	if (u->has_mod && !sp__perf_map_eligible(u->mod.path))
+		return 0;
+	if (!sp__sym_perf_map_trusted(sym, pid, frame_id,
+				      u->has_mod ? &u->mod : NULL))
 		return 0;
 	map = sp__sym_perf_map(sym, pid);
 	if (!map)
@@ -576,7 +587,7 @@ static int build_chain(struct sp_symbolizer *sym, uint32_t frame_id,
 		finish_chain(sym, *n, frame_id, &u->fc, false);
 		return CHAIN_DONE;
 	}
-	*n = perf_map_chain(sym, u, pid);
+	*n = perf_map_chain(sym, u, frame_id, pid);
 	if (*n) {
 		finish_chain(sym, *n, frame_id, &u->fc, false);
 		return CHAIN_DONE;

@@ -98,8 +98,8 @@ const struct sp__sym_entry *sp__sym_cache_get(const struct sp__sym_cache *cache,
 /* Inserts @entry (key not present). Writer lock held. 0 or -ENOMEM. */
 int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_entry *entry);
 /*
- * Frees every entry of the sorted @pids and rebuilds the table without
- * them. No reader may run. Returns the number of entries dropped or
+ * Frees every entry of the sorted @pids (every entry when @pids is NULL)
+ * and rebuilds the table without them. No reader may run. Returns the number of entries dropped or
  * -ENOMEM (then nothing changed).
  */
 long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
@@ -120,11 +120,20 @@ struct sp__sym_native {
 	struct sp__native *native;
 };
 
-/* Per-process perf-map state. */
+/*
+ * Per-process perf-map state. A perf map is named by pid only, so it can
+ * describe only the newest process that used the pid: frames of an older
+ * process generation (frame ids below @gen_start: the writer interns
+ * unpinned frames afresh after a tag-7 retirement) never read it, and
+ * once the spool carries Python-runtime markers for the pid, the latest
+ * one decides (research/stackpulse-features.md §1.7, §1.10).
+ */
 struct sp__sym_pid {
 	int32_t pid;
 	int load_err; /* 0 = loaded (or never tried, see @tried) */
 	bool tried;
+	int8_t python;	    /* latest marker: -1 none seen, 0 off, 1 on */
+	uint32_t gen_start; /* first frame id of the latest generation */
 	struct sp__perf_map *map;
 	uint64_t stat_id[4]; /* dev, ino, size, mtime of the map file; 0 = none */
 };
@@ -170,9 +179,12 @@ struct sp_symbolizer {
 	struct sp__vec batch_out;  /* struct sp_resolved_frame */
 
 	/* Update state (single owner). */
-	struct sp__vec retire_pids;    /* int32_t: drop at the next update */
+	struct sp__vec retire_pids;   /* int32_t: drop at the next update */
+	struct sp__vec retire_bounds; /* uint32_t frame count per retire_pids */
+	struct sp__vec python_off;    /* int32_t: marker off, applied next */
 	struct sp__vec retire_modules; /* uint32_t */
 	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
+	uint32_t modules_seen;	     /* module records checked by updates */
 };
 
 /* ---- frame_names.c ---- */
@@ -210,5 +222,16 @@ const struct sp__perf_map *sp__sym_perf_map(struct sp_symbolizer *sym,
 /* Kernel symbols, loaded on first use (sparse for the host's kallsyms). */
 const struct sp__ksyms *sp__sym_ksyms(struct sp_symbolizer *sym);
 void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p);
+/*
+ * Reads the process generations and Python-runtime markers the spool
+ * holds now (at sp_symbolizer_new). Returns 0 or -ENOMEM.
+ */
+int sp__sym_scan_generations(struct sp_symbolizer *sym);
+/*
+ * May frame @frame_id (module context @mod, NULL when none) of @pid be
+ * resolved through the pid's perf map? Generation and marker rules only.
+ */
+bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
+			      uint32_t frame_id, const struct sp_module *mod);
 
 #endif /* SP_SYMBOLIZER_INTERNAL_H */

@@ -14,11 +14,12 @@
  * 4243 whose leaf is another address inside rg_leaf: a different spool
  * stack with the same function chain.
  */
-#include <inttypes.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <stackpulse.h>
+
+#include "self_spool.h"
 
 __attribute__((noinline)) int rg_leaf(int x);
 __attribute__((noinline)) int rg_middle(int x);
@@ -42,48 +43,11 @@ __attribute__((noinline)) int rg_root(int x)
 	return rg_middle(x) - 1;
 }
 
-static int find_mapping(uint64_t addr, struct sp_module *m, char *path,
-			size_t len)
+/* A frame inside function @fn (one byte in, as a return address - 1 is). */
+static struct sp_frame at(const struct sp_module *m, uint32_t id,
+			  int (*fn)(int))
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024], perms[8];
-	unsigned major, minor;
-	int pos, found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		memset(m, 0, sizeof(*m));
-		pos = 0;
-		if (sscanf(line,
-			   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %x:%x %" SCNu64 " %n",
-			   &m->start, &m->end, perms, &m->file_offset, &major,
-			   &minor, &m->inode, &pos) < 7 ||
-		    !pos)
-			continue;
-		found = addr >= m->start && addr < m->end;
-		m->dev_major = major;
-		m->dev_minor = minor;
-		snprintf(path, len, "%s", line + pos);
-		path[strcspn(path, "\n")] = 0;
-	}
-	if (f)
-		fclose(f);
-	m->path = path;
-	m->path_len = strlen(path);
-	m->pid = 4242;
-	return found ? 0 : -1;
-}
-
-static struct sp_frame pinned(const struct sp_module *m, uint32_t id,
-			      int (*fn)(int))
-{
-	uint64_t abs = (uint64_t)(uintptr_t)fn + 1;
-	struct sp_frame f = { .abs_ip = abs,
-			      .file_relative_ip =
-				      abs - m->start + m->file_offset,
-			      .module_id = id,
-			      .mode = SP_FRAME_USER };
-	return f;
+	return self_spool_frame(m, id, (uint64_t)(uintptr_t)fn + 1);
 }
 
 int main(int argc, char **argv)
@@ -98,14 +62,15 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc < 2 || argc > 3 ||
-	    find_mapping((uint64_t)(uintptr_t)&rg_leaf, &m, path, sizeof(path)))
+	    self_spool_module((uint64_t)(uintptr_t)&rg_leaf, 4242, &m, path,
+			      sizeof(path)))
 		return 2;
 	if (sp_sink_open_file(argv[1], NULL, &sink) ||
 	    sp_writer_new(sink, NULL, &w) || sp_writer_module(w, &m, &id))
 		return 1;
-	full[0] = pinned(&m, id, rg_leaf);
-	full[1] = pinned(&m, id, rg_middle);
-	full[2] = pinned(&m, id, rg_root);
+	full[0] = at(&m, id, rg_leaf);
+	full[1] = at(&m, id, rg_middle);
+	full[2] = at(&m, id, rg_root);
 	part[0] = full[1];
 	part[1] = full[2];
 	trunc[0] = full[0];

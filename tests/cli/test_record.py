@@ -147,6 +147,43 @@ def case_sigint(env):
     expect(n > 0, f"no samples before SIGINT: {obj}")
 
 
+def case_system(env):
+    """-a records every process until --duration; filters and usage."""
+    spool = env.path("system.spool")
+    target = subprocess.Popen([env.workload("wl_ladder"), "30"])
+    try:
+        time.sleep(0.2)
+        rc, _, err = env.run("record", "-a", "--duration", "1", "-o", spool)
+        if rc != 0 and "refused" in err:
+            raise Skip(f"system-wide events refused: {err.strip()}")
+        expect(rc == 0, f"record -a: exit {rc}; stderr: {err}")
+        expect("samples" in err and "lost" in err, f"no summary: {err!r}")
+        n, obj = env.samples(spool)
+        expect(n > 0 and obj["modules"] > 0, f"record -a: {obj}")
+        # --pid with -a is a filter: only the target's thread appears.
+        rc, _, err = env.run("record", "-a", "--pid", str(target.pid),
+                             "--duration", "1", "-o", spool)
+        expect(rc == 0, f"record -a --pid: exit {rc}; stderr: {err}")
+        n, obj = env.samples(spool)
+        expect(n > 0 and obj["threads"] == 1,
+               f"record -a --pid kept other threads: {obj}")
+        expect(target.poll() is None, "the target did not survive")
+    finally:
+        target.kill()
+        target.wait()
+    # -a with a command: recording ends when it exits, with its status.
+    rc, _, err = env.run("record", "-a", "-o", spool, "--", "sh", "-c",
+                         "exit 5")
+    expect(rc == 5, f"record -a -- sh -c 'exit 5': exit {rc}; {err}")
+    for args in (["--comm", "x", "-p", "1"], ["-a", "--comm", ""],
+                 ["--cgroup", ""]):
+        rc, _, err = env.run("record", *args)
+        expect(rc == 2, f"record {args}: exit {rc} != 2; stderr: {err}")
+    rc, _, err = env.run("record", "--cgroup", env.path("nope"),
+                         "--duration", "1", "-o", spool)
+    expect(rc == 1 and "cgroup" in err, f"missing cgroup: {rc} {err!r}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items()
          if name.startswith("case_")}
 

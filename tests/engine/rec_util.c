@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "rec_util.h"
+#include "threads_env.h"
 
 extern char **environ;
 
@@ -58,6 +59,7 @@ static struct sp_recorder *open_recorder(struct rec_run *run, uint32_t flags)
 	struct sp_recorder *rec = NULL;
 	const char *dir = getenv("TMPDIR");
 
+	opts.threads = test_threads();
 	opts.sample_hz = 999;
 	opts.flags = flags;
 	snprintf(run->spool, sizeof(run->spool), "%s/sp-rec-%d.spool",

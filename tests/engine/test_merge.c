@@ -8,13 +8,14 @@
 
 static uint64_t seen[64];
 static size_t nseen;
+static uint64_t nkey;
 
-static int collect(void *ctx, uint32_t type, const void *rec, size_t len)
+static int collect(void *ctx, const struct sp__merge_item *it, const void *rec)
 {
 	uint64_t v;
 
 	(void)ctx;
-	CHECK_EQ(len, 8 + type);
+	CHECK_EQ(it->len, 8 + it->type);
 	memcpy(&v, rec, 8);
 	seen[nseen++] = v;
 	return v == 999 ? -EIO : 0;
@@ -24,8 +25,10 @@ static void push(struct sp__merge *m, uint64_t t, int32_t pid)
 {
 	static const char pad[16];
 	struct sp__span s[2] = { { &t, 8 }, { pad, (size_t)(t % 5) } };
+	struct sp__merge_item it = { .time = t, .key = nkey++, .pid = pid };
 
-	CHECK_OK(sp__merge_push(m, t, (uint32_t)(t % 5), pid, s, 2));
+	it.type = (uint32_t)(t % 5);
+	CHECK_OK(sp__merge_push(m, &it, s, 2));
 }
 
 int main(void)

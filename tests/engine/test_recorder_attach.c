@@ -20,6 +20,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "check.h"
+#include "threads_env.h"
 #include "proc_maps.h"
 
 static char spool_path[64];
@@ -59,6 +60,7 @@ static struct sp_recorder *rec_open(void)
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recorder *rec;
 
+	o.threads = test_threads();
 	o.sample_hz = 999;
 	snprintf(spool_path, sizeof(spool_path), "/tmp/sp_attach_%d.spool",
 		 (int)getpid());
@@ -230,6 +232,7 @@ static void test_freq_limit(void)
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recorder *rec = NULL;
 
+	o.threads = test_threads();
 	o.sample_hz = 100000000;
 	CHECK_EQ_INT(sp_recorder_open("/tmp/sp_never.spool", &o, &rec),
 		     SP_EFREQ);

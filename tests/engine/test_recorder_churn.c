@@ -15,6 +15,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 #include "recorder_internal.h"
 
 #define RACERS 20
@@ -56,12 +57,14 @@ static void test_exec_storm(void)
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recorder *rec;
 	struct sp_launch *l;
-	int base, status = 0, r;
+	int before, base, status = 0, r;
 	char path[64];
 
+	o.threads = test_threads();
 	o.sample_hz = 999;
 	o.flags = SP_RECORDER_INHERIT_CHILDREN;
 	snprintf(path, sizeof(path), "/tmp/sp_churn_%d.spool", (int)getpid());
+	before = eng_fd_count();
 	CHECK_OK(sp_recorder_open(path, &o, &rec));
 	base = eng_fd_count();
 	CHECK_OK(sp_launch_suspended("sh", argv, NULL, &l));
@@ -82,7 +85,8 @@ static void test_exec_storm(void)
 	CHECK(rec->rings.len > 0);
 	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
 	sp_recorder_close(rec);
-	CHECK_EQ_INT(eng_fd_count(), base - 2); /* epoll and spool too */
+	/* Everything the recorder opened (epoll, spool, threads' fds). */
+	CHECK_EQ_INT(eng_fd_count(), before);
 	sp_launch_free(l);
 	check_spool(path);
 }
@@ -93,6 +97,7 @@ static struct sp_recorder *open_memory(void)
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 
+	o.threads = test_threads();
 	o.sample_hz = 999;
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
 	CHECK_OK(sp_recorder_open_sink(sink, &o, &rec));

@@ -14,6 +14,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 #include "proc_maps.h"
 
 static char spool_path[64];
@@ -70,6 +71,7 @@ int main(void)
 	pid_t pid;
 	int i, r;
 
+	o.threads = test_threads();
 	o.sample_hz = 10000;
 	o.ring_samples = 1;
 	snprintf(spool_path, sizeof(spool_path), "/tmp/sp_loss_%d.spool",

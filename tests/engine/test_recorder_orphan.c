@@ -20,6 +20,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 #include "recorder_internal.h"
 #include "workload_paths.h"
 
@@ -102,6 +103,7 @@ int main(void)
 	double cpu, want;
 	int base;
 
+	opts.threads = test_threads();
 	memset(&run, 0, sizeof(run));
 	dir = dir && *dir ? dir : "/tmp";
 	snprintf(run.spool, sizeof(run.spool), "%s/sp-orphan-%d.spool", dir,

@@ -13,6 +13,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 
 static char spool_path[64];
 
@@ -40,6 +41,7 @@ static int32_t record(char *const argv[])
 	char map[64];
 	int32_t pid;
 
+	o.threads = test_threads();
 	o.sample_hz = 999;
 	CHECK_OK(sp_recorder_open(spool_path, &o, &rec));
 	CHECK_OK(sp_launch_suspended(argv[0], argv, NULL, &l));

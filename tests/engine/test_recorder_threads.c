@@ -18,6 +18,7 @@
 #include <stackpulse/tail.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 #include "perf_event.h"
 
 static char spool_path[64];
@@ -103,6 +104,7 @@ int main(void)
 	int cmd[2], ack[2], fds, cpus = ncpus(), r;
 	pid_t pid;
 
+	o.threads = test_threads();
 	snprintf(spool_path, sizeof(spool_path), "/tmp/sp_thr_%d.spool",
 		 (int)getpid());
 	CHECK(pipe(cmd) == 0 && pipe(ack) == 0);

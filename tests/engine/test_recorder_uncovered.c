@@ -16,6 +16,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
+#include "threads_env.h"
 
 static char spool_path[64], code_path[64];
 
@@ -99,6 +100,7 @@ int main(void)
 	char c;
 	pid_t pid;
 
+	o.threads = test_threads();
 	snprintf(spool_path, sizeof(spool_path), "/tmp/sp_uncov_%d.spool",
 		 (int)getpid());
 	snprintf(code_path, sizeof(code_path), "/tmp/sp_uncov_%d.code",

@@ -27,6 +27,7 @@
 #include <stackpulse.h>
 
 #include "check.h"
+#include "self_spool.h"
 
 #define GZT_JIT_BASE 0x7e0000000000ull
 
@@ -64,67 +65,21 @@ static const char *const gzt_jit_names[] = {
 	"jit bad \xff\xfe utf8",
 };
 
-struct gzt_map {
-	uint64_t start, end, offset, inode;
-	unsigned major, minor;
-	char path[512];
-};
-
-static int gzt_find_map(uint64_t addr, struct gzt_map *m)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-	int found = 0;
-
-	CHECK_PTR(f);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char perms[8];
-		int pos = 0;
-
-		memset(m, 0, sizeof(*m));
-		if (sscanf(line,
-			   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %x:%x %" SCNu64 " %n",
-			   &m->start, &m->end, perms, &m->offset, &m->major,
-			   &m->minor, &m->inode, &pos) < 7)
-			continue;
-		snprintf(m->path, sizeof(m->path), "%s", line + pos);
-		m->path[strcspn(m->path, "\n")] = 0;
-		found = addr >= m->start && addr < m->end;
-	}
-	fclose(f);
-	return found;
-}
-
-static uint32_t gzt_module(struct sp_writer *w, const struct gzt_map *m,
+static uint32_t gzt_module(struct sp_writer *w, const struct sp_module *m,
 			   int32_t pid)
 {
-	struct sp_module mod = {
-		.start = m->start,
-		.end = m->end,
-		.file_offset = m->offset,
-		.inode = m->inode,
-		.dev_major = m->major,
-		.dev_minor = m->minor,
-		.pid = pid,
-		.path = m->path,
-		.path_len = strlen(m->path),
-	};
+	struct sp_module mod = *m;
 	uint32_t id;
 
+	mod.pid = pid;
 	CHECK_OK(sp_writer_module(w, &mod, &id));
 	return id;
 }
 
-static struct sp_frame gzt_pinned(const struct gzt_map *m, uint32_t module,
+static struct sp_frame gzt_pinned(const struct sp_module *m, uint32_t module,
 				  void (*fn)(void), uint64_t delta)
 {
-	uint64_t abs = (uint64_t)(uintptr_t)fn + delta;
-	struct sp_frame f = { .abs_ip = abs,
-			      .file_relative_ip = abs - m->start + m->offset,
-			      .module_id = module,
-			      .mode = SP_FRAME_USER };
-	return f;
+	return self_spool_frame(m, module, (uint64_t)(uintptr_t)fn + delta);
 }
 
 static struct sp_frame gzt_raw(uint64_t abs, uint32_t mode)
@@ -165,7 +120,7 @@ static void gzt_samples(struct sp_writer *w, uint64_t *ts, int32_t pid,
 }
 
 /* Writes the test spool's samples (modules already written). */
-static void gzt_write_samples(struct sp_writer *w, const struct gzt_map *m,
+static void gzt_write_samples(struct sp_writer *w, const struct sp_module *m,
 			      uint32_t mod, uint32_t mod2, int32_t pid)
 {
 	struct sp_frame a[] = { gzt_pinned(m, mod, gzt_leaf, 0),
@@ -199,7 +154,8 @@ static void gzt_setup(struct gzt *t, int empty)
 				     .sample_interval_us = 1000 };
 	struct sp_sink *sink;
 	struct sp_writer *w;
-	struct gzt_map m;
+	struct sp_module m;
+	char mpath[512];
 	uint32_t mod, mod2;
 
 	memset(t, 0, sizeof(*t));
@@ -208,7 +164,8 @@ static void gzt_setup(struct gzt *t, int empty)
 	snprintf(t->spool, sizeof(t->spool), "%s/test.spool", t->dir);
 	t->pid = getpid();
 	gzt_perf_map(t, t->pid);
-	CHECK(gzt_find_map((uint64_t)(uintptr_t)gzt_leaf, &m));
+	CHECK_OK(self_spool_module((uint64_t)(uintptr_t)gzt_leaf, t->pid, &m,
+				   mpath, sizeof(mpath)));
 	CHECK_OK(sp_sink_open_file(t->spool, NULL, &sink));
 	CHECK_OK(sp_writer_new(sink, &wo, &w));
 	if (!empty) {

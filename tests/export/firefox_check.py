@@ -3,9 +3,12 @@
 # Checks a Firefox Profiler processed profile (v58) and prints its stacks.
 #
 # Usage: firefox_check.py PROFILE.json
-# Validates the fields stackpulse promises (tables present, parallel columns
-# of equal length, indices in range, no JS frames, a grey default category,
-# sorted sample times) and prints one line per distinct (tid, stack):
+# Validates the fields stackpulse promises and the profiler needs to load
+# the file (meta.version and the processed version, tables present,
+# parallel columns of equal length, every index in range: samples.stack,
+# stackTable, frameTable, funcTable, resourceTable and the shared
+# stringArray; no JS frames, a grey default category, sorted sample
+# times) and prints one line per distinct (tid, stack), weights counted:
 #   COUNT HEX
 # where HEX is the UTF-8 of "tid\x1fname\x1f...\x1fname", names root first.
 # Exit 0 = valid, 1 = invalid (the reason on stderr).
@@ -39,6 +42,11 @@ def check_meta(p):
             fail(f"meta.{k} missing")
     if meta["preprocessedProfileVersion"] != 58:
         fail("preprocessedProfileVersion is not 58")
+    if not isinstance(meta["version"], int) or meta["version"] < 1:
+        fail("meta.version is not a positive integer")
+    if not isinstance(meta["startTime"], (int, float)) or not isinstance(
+            meta["interval"], (int, float)) or meta["interval"] <= 0:
+        fail("meta.startTime / meta.interval are not numbers")
     cats = meta["categories"]
     names = [c["name"] for c in cats]
     for want in ("Python", "Native", "Kernel", "Other"):
@@ -58,6 +66,8 @@ def check_shared(p):
             shared.get("stringArray"), list):
         fail("shared.stringArray missing")
     src = table(shared, "sources", ["uuid", "filename"])
+    if any(not isinstance(x, str) for x in shared["stringArray"]):
+        fail("shared.stringArray holds a non-string")
     n = len(shared["stringArray"])
     if any(not 0 <= f < n for f in src["filename"]):
         fail("sources.filename out of range")
@@ -86,6 +96,14 @@ def check_thread(th, cats, strings, nsources, nlibs):
     res = table(th, "resourceTable", ["lib", "name", "host", "type"])
     if samples.get("weightType") != "samples" or "weight" not in samples:
         fail("samples.weight/weightType")
+    w = samples["weight"]
+    if w is not None and (not isinstance(w, list) or len(w) !=
+                          samples["length"] or any(
+                              not isinstance(x, int) or x < 0 for x in w)):
+        fail("samples.weight is neither null nor one count per sample")
+    if any(s is not None and not 0 <= s < stacks["length"]
+           for s in samples["stack"]):
+        fail("samples.stack out of range")
     if any(samples["time"][i] > samples["time"][i + 1]
            for i in range(len(samples["time"]) - 1)):
         fail("sample times not sorted")
@@ -102,6 +120,11 @@ def check_thread(th, cats, strings, nsources, nlibs):
             fail("frameTable.category/subcategory out of range")
         if not 0 <= frames["func"][i] < funcs["length"]:
             fail("frameTable.func out of range")
+        ns = frames["nativeSymbol"][i]
+        if ns is not None and not 0 <= ns < th["nativeSymbols"]["length"]:
+            fail("frameTable.nativeSymbol out of range")
+        if not isinstance(frames["address"][i], int):
+            fail("frameTable.address is not an integer")
     for i in range(funcs["length"]):
         if funcs["isJS"][i] or funcs["relevantForJS"][i]:
             fail("a frame is marked as JavaScript")
@@ -114,6 +137,8 @@ def check_thread(th, cats, strings, nsources, nlibs):
             fail("funcTable.source out of range")
     if any(not 0 <= lib < nlibs for lib in res["lib"]):
         fail("resourceTable.lib out of range")
+    if any(not 0 <= n < len(strings) for n in res["name"]):
+        fail("resourceTable.name out of range")
     return samples, stacks, frames, funcs
 
 
@@ -138,10 +163,11 @@ def main():
     for th in p["threads"]:
         samples, stacks, frames, funcs = check_thread(
             th, cats, strings, nsources, len(p["libs"]))
-        for s in samples["stack"]:
+        weights = samples["weight"] or [1] * samples["length"]
+        for s, w in zip(samples["stack"], weights):
             names = stack_names(s, stacks, frames, funcs, strings)
             key = "\x1f".join([str(th["tid"])] + names)
-            counts[key] += 1
+            counts[key] += w
     for key, n in sorted(counts.items()):
         print(n, key.encode("utf-8").hex())
 

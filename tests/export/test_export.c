@@ -28,6 +28,7 @@
 #include <stackpulse.h>
 
 #include "check.h"
+#include "self_spool.h"
 
 #define WEIRD "jit \"q\" <a> & b;c \xff end"
 
@@ -56,47 +57,11 @@ __attribute__((noinline)) int ex_root(int x)
 	return ex_middle(x) - 1;
 }
 
-static void find_mapping(uint64_t addr, struct sp_module *m, char *path,
-			 size_t len)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024], perms[8];
-	unsigned major, minor;
-	int pos, found = 0;
-
-	CHECK_PTR(f);
-	while (!found && fgets(line, sizeof(line), f)) {
-		memset(m, 0, sizeof(*m));
-		pos = 0;
-		if (sscanf(line,
-			   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %x:%x %" SCNu64 " %n",
-			   &m->start, &m->end, perms, &m->file_offset, &major,
-			   &minor, &m->inode, &pos) < 7 ||
-		    !pos)
-			continue;
-		found = addr >= m->start && addr < m->end;
-		m->dev_major = major;
-		m->dev_minor = minor;
-		snprintf(path, len, "%s", line + pos);
-		path[strcspn(path, "\n")] = 0;
-	}
-	fclose(f);
-	CHECK(found);
-	m->path = path;
-	m->path_len = strlen(path);
-}
-
+/* A frame inside function @fn (one byte in, as a return address - 1 is). */
 static struct sp_frame pinned(const struct sp_module *m, uint32_t id,
 			      int (*fn)(int))
 {
-	uint64_t abs = (uint64_t)(uintptr_t)fn + 1;
-
-	return (struct sp_frame){ .abs_ip = abs,
-				  .file_relative_ip =
-					  abs - m->start + m->file_offset,
-				  .module_id = id,
-				  .mode = SP_FRAME_USER };
+	return self_spool_frame(m, id, (uint64_t)(uintptr_t)fn + 1);
 }
 
 static struct sp_frame unpinned(uint64_t ip, uint32_t mode)
@@ -134,8 +99,8 @@ static void write_spool(const char *path, bool empty)
 	int left[5], i, k;
 	uint64_t ts = 1000;
 
-	find_mapping((uint64_t)(uintptr_t)&ex_leaf, &m, mpath, sizeof(mpath));
-	m.pid = 4242;
+	CHECK_OK(self_spool_module((uint64_t)(uintptr_t)&ex_leaf, 4242, &m,
+				   mpath, sizeof(mpath)));
 	m2 = m;
 	m2.pid = 5151;
 	CHECK_OK(sp_sink_open_file(path, NULL, &sink));

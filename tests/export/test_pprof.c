@@ -7,7 +7,8 @@
  * are turned back into root-first names and must give the same per-(tid,
  * stack) counts as a Snapshot plus a Symbolizer. The references between
  * tables (ids, string indices, mapping ranges) are checked, and
- * `protoc --decode` must accept the bytes (skipped without protoc).
+ * `protoc --decode` must accept the bytes and its samples must add up to
+ * the spool's sample count (skipped without protoc).
  */
 #define _GNU_SOURCE /* memmem */
 #include "export_gz_test.h"
@@ -50,7 +51,7 @@ static void check_location(const Profile *p,
 	CHECK_EQ(m->id, l->mapping_id);
 	CHECK(l->address >= m->memory_start && l->address < m->memory_limit);
 	CHECK(str_at(p, m->filename)[0] == '/');
-	CHECK_EQ_INT(m->build_id, 0); /* documented: not available */
+	CHECK_EQ_INT(m->build_id, 0); /* SPULSE3 modules carry no build-id */
 }
 
 /* Root-first names of sample @s: locations reversed, lines reversed. */
@@ -102,9 +103,31 @@ static void check_header(const Profile *p, int empty)
 	CHECK(strcmp(str_at(p, p->comment[0]), "gz \"test\"") == 0);
 }
 
-/* `protoc --decode` on the raw message, when protoc is installed. */
+/*
+ * Sums the first value of every sample in `protoc --decode` text: the
+ * first "value:" line after each top-level "sample {".
+ */
+static int64_t text_total(FILE *f)
+{
+	char line[512];
+	int64_t total = 0, v;
+	int want = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (strcmp(line, "sample {\n") == 0)
+			want = 1;
+		else if (want && sscanf(line, " value: %" SCNd64, &v) == 1)
+			total += v, want = 0;
+	}
+	return total;
+}
+
+/*
+ * `protoc --decode` on the raw message, when protoc is installed: it must
+ * accept the bytes, and its samples must add up to @total.
+ */
 static void protoc_decode(const struct gzt *t, const char *tests_dir,
-			  const unsigned char *pb, size_t len)
+			  const unsigned char *pb, size_t len, int64_t total)
 {
 	char path[192], cmd[1024];
 	FILE *f;
@@ -123,6 +146,21 @@ static void protoc_decode(const struct gzt *t, const char *tests_dir,
 		 "-I '%s/../../src/export' profile.proto < '%s' > '%s.txt'",
 		 tests_dir, path, path);
 	CHECK_EQ_INT(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s.txt", path);
+	f = fopen(cmd, "r");
+	CHECK_PTR(f);
+	CHECK_EQ(text_total(f), total);
+	fclose(f);
+}
+
+static uint64_t stacks_total(const struct gzt_stacks *st)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		total += st->v[i].count;
+	return total;
 }
 
 static void test_profile(const char *tests_dir)
@@ -135,7 +173,8 @@ static void test_profile(const char *tests_dir)
 
 	gzt_setup(&t, 0);
 	gzt_export(&t, SP_EXPORT_PPROF, &pb, &len);
-	protoc_decode(&t, tests_dir, pb, len);
+	gzt_expected(&t, &want);
+	protoc_decode(&t, tests_dir, pb, len, (int64_t)stacks_total(&want));
 	p = perftools__profiles__profile__unpack(NULL, len, pb);
 	CHECK_PTR(p);
 	check_header(p, 0);
@@ -150,8 +189,8 @@ static void test_profile(const char *tests_dir)
 		      label(p, s, "pid") == t.pid + 7);
 		gzt_stacks_add(&got, key, klen, (uint64_t)s->value[0]);
 	}
-	gzt_expected(&t, &want);
 	CHECK_EQ(want.n, 6);
+	CHECK_EQ(stacks_total(&got), stacks_total(&want));
 	CHECK(gzt_has_name(&want, "gzt_root"));
 	CHECK(gzt_has_name(&want, "\xef\xbf\xbd"));
 	gzt_compare(&got, &want);
@@ -171,7 +210,7 @@ static void test_empty(const char *tests_dir)
 
 	gzt_setup(&t, 1);
 	gzt_export(&t, SP_EXPORT_PPROF, &pb, &len);
-	protoc_decode(&t, tests_dir, pb, len);
+	protoc_decode(&t, tests_dir, pb, len, 0);
 	p = perftools__profiles__profile__unpack(NULL, len, pb);
 	CHECK_PTR(p);
 	check_header(p, 1);

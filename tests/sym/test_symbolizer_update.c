@@ -7,7 +7,8 @@
  * modules become visible; a retired pid stays resolvable for the batch
  * that retired it and is invalidated (and reported) at the next update;
  * the plug-in is told about retired modules then; a perf map that
- * changes between batches is reloaded and its pid invalidated.
+ * changes between batches is reloaded and its pid invalidated; a new
+ * kernel mapping invalidates everything (all).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -54,7 +55,8 @@ static uint32_t module(struct sp_writer *w, const char *path, uint64_t start,
 			       .end = start + 0x1000,
 			       .pid = pid,
 			       .path = path,
-			       .path_len = strlen(path) };
+			       .path_len = strlen(path),
+			       .is_kernel = pid < 0 };
 	uint32_t id;
 
 	CHECK_OK(sp_writer_module(w, &m, &id));
@@ -98,7 +100,7 @@ int main(void)
 	struct sp_native_symbolizer ns = { plug_lookup, plug_retire, &ret };
 	struct sp_symbolizer_opts o = { .size = sizeof(o),
 					.native = &ns,
-					.flags = SP_SYMBOLIZER_NO_KERNEL };
+					.flags = 0 };
 	int32_t a = 50, b = (int32_t)getpid();
 	struct sp_invalidation inv;
 	struct sp_symbolizer *sym;
@@ -152,7 +154,18 @@ int main(void)
 	sample(w, b, 0x9030);
 	inv = step(w, tail, sym);
 	CHECK_EQ(inv.pid_count, 0);
+	CHECK(!inv.all);
 	CHECK_STR(name_at(sym, tail, 0x9030, b), "jit_two_longer");
+
+	/* Batch 5: a kernel mapping appears: every result is invalidated. */
+	module(w, "[kernel.kallsyms]_text", 0xffffffff81000000ull, -1);
+	sample(w, b, 0x9040);
+	inv = step(w, tail, sym);
+	CHECK(inv.all);
+	CHECK_STR(name_at(sym, tail, 0x9040, b), "jit_two_longer");
+	sample(w, b, 0x9050);
+	inv = step(w, tail, sym);
+	CHECK(!inv.all);
 
 	sp_symbolizer_free(sym);
 	sp_tail_close(tail);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "spulse.h"
 
 struct export_args {
@@ -105,23 +106,17 @@ static int parse_annotate(const char *v, struct export_args *a)
 
 static int parse_pid(const char *v, struct export_args *a)
 {
-	char *end;
-	long p;
+	long p = 0;
+	int st = spulse_parse_int("export", "--pid", v, 1, &p);
 
-	if (!v)
-		return spulse_usage_error("export", "missing value for",
-					  "--pid");
-	errno = 0;
-	p = strtol(v, &end, 10);
-	if (errno || *end || end == v || p < 1 || p > INT32_MAX)
-		return spulse_usage_error("export", "bad value", v);
 	a->pid = (int32_t)p;
-	return -1;
+	return st;
 }
 
 /* Returns -1 to continue, else an exit status. */
-static int parse_opt(int argc, char **argv, int *i, struct export_args *a)
+static int parse_opt(void *ctx, int argc, char **argv, int *i)
 {
+	struct export_args *a = ctx;
 	const char *o = argv[*i];
 	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
 	bool takes = true;
@@ -154,25 +149,11 @@ static int parse_opt(int argc, char **argv, int *i, struct export_args *a)
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
-	bool dashdash = false;
-	int i, st;
+	int st = spulse_parse_file_args("export", argc, argv, parse_opt, a,
+					&a->path);
 
-	for (i = 1; i < argc; i++) {
-		const char *o = argv[i];
-
-		if (dashdash || o[0] != '-' || o[1] == '\0') {
-			if (a->path)
-				return spulse_usage_error("export",
-							  "extra argument", o);
-			a->path = o;
-		} else if (strcmp(o, "--") == 0) {
-			dashdash = true;
-		} else if ((st = parse_opt(argc, argv, &i, a)) >= 0) {
-			return st;
-		}
-	}
-	if (!a->path)
-		return spulse_usage_error("export", "missing FILE", NULL);
+	if (st >= 0)
+		return st;
 	if (!a->has_format)
 		return spulse_usage_error("export", "missing --format", NULL);
 	return -1;

@@ -12,6 +12,11 @@
  * -EINTR), or --duration. A command still running then (signal or
  * duration) gets SIGTERM, like perf record does, and is reaped.
  *
+ * `-a` records the whole machine instead (sp_recorder_open_system): every
+ * process, or those that pass --pid / --comm / --cgroup. It ends on a
+ * signal or after --duration, or when a command given after -- exits (the
+ * command then runs unattached: the CPU events already see it).
+ *
  * Output: progress on stderr only when stderr is a TTY, the summary on
  * stderr at the end (stdout belongs to the command). The exit status is
  * the command's (128 + signal if it was killed); with -p it is 0; 1 when
@@ -30,6 +35,8 @@
 #include "spulse.h"
 
 #define MAX_PIDS 64
+#define MAX_COMMS 64
+#define COMM_MAX 64
 #define POLL_MS 100
 #define PROGRESS_NS 500000000ull
 
@@ -39,7 +46,11 @@ struct record_opts {
 	double duration_s; /* 0: until the targets exit */
 	int32_t pids[MAX_PIDS];
 	int npids;
-	char **cmd; /* NULL-terminated, or NULL with -p */
+	char **cmd;  /* NULL-terminated, or NULL with -p */
+	bool system; /* -a (or --cgroup) */
+	char comms[MAX_COMMS][COMM_MAX];
+	int ncomms;
+	const char *cgroup;
 };
 
 struct record_state {
@@ -47,6 +58,7 @@ struct record_state {
 	struct sp_launch *launch;
 	int cmd_status; /* raw wait status, valid when cmd_done */
 	bool cmd_done;
+	bool system;   /* -a: nothing to attach, no target to outlive */
 	bool progress; /* stderr is a TTY */
 	bool color;
 	uint64_t start_ns, last_progress_ns, last_samples;
@@ -72,11 +84,15 @@ void spulse_record_usage(FILE *f)
 {
 	fputs("usage: spulse record [options] -- COMMAND [ARGS...]\n"
 	      "       spulse record [options] -p PID [-p PID...]\n"
+	      "       spulse record -a [--pid P,..] [--comm NAME,..]\n"
+	      "                     [--cgroup PATH] [options] [-- COMMAND]\n"
 	      "\n"
 	      "Sample the CPU stacks of COMMAND (from its first instruction)\n"
 	      "or of running processes into a SPULSE3 spool. Recording ends\n"
 	      "when the command or every PID exits, on Ctrl-C, or after\n"
 	      "--duration; then the summary goes to stderr.\n"
+	      "With -a every process of the machine is sampled (root or\n"
+	      "CAP_PERFMON), until Ctrl-C, --duration or COMMAND's exit.\n"
 	      "\n"
 	      "  -o FILE          output spool (default spulse.spool)\n"
 	      "  -F HZ|max        samples per CPU-second (default 999; max =\n"
@@ -88,7 +104,13 @@ void spulse_record_usage(FILE *f)
 	      "  --duration SECS  stop after SECS seconds\n"
 	      "  --zstd           compress the spool\n"
 	      "  -p PID           record a running process (repeatable,\n"
-	      "                   or a comma-separated list)\n"
+	      "                   or a comma-separated list); --pid PID\n"
+	      "                   is the same; with -a: keep only these\n"
+	      "  -a               record every process (system-wide)\n"
+	      "  --comm NAME      with -a: keep only processes with this\n"
+	      "                   command name (repeatable, or a list)\n"
+	      "  --cgroup PATH    record the processes of a cgroup v2\n"
+	      "                   directory (implies -a)\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
 	      "Progress is shown on a terminal only (NO_COLOR is honoured).\n"
@@ -141,6 +163,31 @@ static int parse_rate(const char *s, struct record_opts *o)
 	return parse_u32(s, &o->rec.sample_hz);
 }
 
+static int parse_comms(const char *s, struct record_opts *o)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int status = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok && !status;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->ncomms == MAX_COMMS || strlen(tok) >= COMM_MAX)
+			status = -1;
+		else
+			strcpy(o->comms[o->ncomms++], tok);
+	}
+	free(copy);
+	return status || !o->ncomms ? -1 : 0;
+}
+
+static int parse_cgroup(const char *s, struct record_opts *o)
+{
+	o->cgroup = s;
+	o->system = true;
+	return *s ? 0 : -1;
+}
+
 static int parse_duration(const char *s, struct record_opts *o)
 {
 	char *end;
@@ -163,6 +210,9 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 	} valued[] = {
 		{ "-F", parse_rate, "bad sample rate (HZ or max)" },
 		{ "-p", parse_pids, "bad PID" },
+		{ "--pid", parse_pids, "bad PID" },
+		{ "--comm", parse_comms, "bad command name" },
+		{ "--cgroup", parse_cgroup, "bad cgroup path" },
 		{ "--duration", parse_duration, "bad duration (seconds)" },
 	};
 	const char *a = argv[*i];
@@ -204,6 +254,8 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		return parse_stack(argv[++*i], o);
 	else if (strcmp(a, "-k") == 0)
 		o->rec.flags |= SP_RECORDER_KERNEL;
+	else if (strcmp(a, "-a") == 0)
+		o->system = true;
 	else if (strcmp(a, "--children") == 0)
 		o->rec.flags |= SP_RECORDER_INHERIT_CHILDREN;
 	else if (strcmp(a, "--zstd") == 0)
@@ -238,6 +290,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->cmd && !o->cmd[0])
 		return spulse_usage_error("record", "missing COMMAND after --",
 					  NULL);
+	if (o->ncomms && !o->system)
+		return spulse_usage_error("record", "--comm needs -a", NULL);
+	if (o->system)
+		return -1; /* pids filter; a command is optional */
 	if (!o->cmd == !o->npids)
 		return spulse_usage_error(
 			"record", "give either -p PID or -- COMMAND", NULL);
@@ -276,8 +332,11 @@ static int start_command(struct record_state *st, char **cmd)
 		return err == -ENOENT || err == -EACCES ? 127 :
 							  SPULSE_EXIT_DATA;
 	}
-	err = sp_recorder_attach(st->rec, sp_launch_pid(st->launch),
-				 SP_ATTACH_ON_EXEC);
+	/* With -a the CPU events see the command: no attach. */
+	err = 0;
+	if (!st->system)
+		err = sp_recorder_attach(st->rec, sp_launch_pid(st->launch),
+					 SP_ATTACH_ON_EXEC);
 	if (err < 0) {
 		record_error("cannot attach to", cmd[0], err);
 		return SPULSE_EXIT_DATA;
@@ -336,6 +395,8 @@ static bool targets_done(struct record_state *st)
 			st->cmd_done = true;
 		return st->cmd_done;
 	}
+	if (st->system)
+		return false; /* until a signal or --duration */
 	return sp_recorder_active_process_count(st->rec) <= 0;
 }
 
@@ -436,10 +497,36 @@ static int exit_status(const struct record_state *st)
 	return WEXITSTATUS(st->cmd_status);
 }
 
+static int open_system(struct record_state *st, const struct record_opts *o)
+{
+	struct sp_system_opts so = { .size = sizeof(so) };
+	const char *comms[MAX_COMMS];
+	int i;
+
+	for (i = 0; i < o->ncomms; i++)
+		comms[i] = o->comms[i];
+	so.pids = o->pids;
+	so.npids = (size_t)o->npids;
+	so.comms = comms;
+	so.ncomms = (size_t)o->ncomms;
+	so.cgroup_path = o->cgroup;
+	so.flags = SP_SYSTEM_EXCLUDE_SELF;
+	st->system = true;
+	/* Say which path is wrong: the library's -ENOENT could be either. */
+	if (o->cgroup && access(o->cgroup, F_OK) != 0) {
+		record_error("no such cgroup", o->cgroup, -errno);
+		return 1;
+	}
+	return sp_recorder_open_system(o->out, &o->rec, &so, &st->rec);
+}
+
 static int start_targets(struct record_state *st, const struct record_opts *o)
 {
-	int err = sp_recorder_open(o->out, &o->rec, &st->rec);
+	int err = o->system ? open_system(st, o) :
+			      sp_recorder_open(o->out, &o->rec, &st->rec);
 
+	if (err > 0)
+		return SPULSE_EXIT_DATA; /* already reported */
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
 		return SPULSE_EXIT_DATA;
@@ -447,7 +534,9 @@ static int start_targets(struct record_state *st, const struct record_opts *o)
 	st->progress = isatty(STDERR_FILENO) == 1;
 	st->color = st->progress && !getenv("NO_COLOR");
 	st->start_ns = st->last_progress_ns = now_ns();
-	return o->cmd ? start_command(st, o->cmd) : attach_pids(st, o);
+	if (o->cmd)
+		return start_command(st, o->cmd);
+	return o->system ? -1 : attach_pids(st, o);
 }
 
 int spulse_cmd_record(int argc, char **argv)

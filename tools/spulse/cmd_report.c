@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "spulse.h"
 
 #define TREE_MAX_DEPTH 512
@@ -88,23 +89,9 @@ void spulse_report_usage(FILE *f)
 	      f);
 }
 
-static int parse_num(const char *a, const char *opt, long min, long *out)
+static int parse_opt(void *ctx, int argc, char **argv, int *i)
 {
-	char *end;
-	long v;
-
-	if (!a)
-		return spulse_usage_error("report", "missing value for", opt);
-	errno = 0;
-	v = strtol(a, &end, 10);
-	if (errno || *end || end == a || v < min || v > INT32_MAX)
-		return spulse_usage_error("report", "bad value", a);
-	*out = v;
-	return -1;
-}
-
-static int parse_opt(int argc, char **argv, int *i, struct report_opts *o)
-{
+	struct report_opts *o = ctx;
 	const char *a = argv[*i];
 	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
 	long v = 0;
@@ -119,7 +106,8 @@ static int parse_opt(int argc, char **argv, int *i, struct report_opts *o)
 	else if (strcmp(a, "--no-inline") == 0)
 		o->no_inline = true;
 	else if (strcmp(a, "--top") == 0 || strcmp(a, "--pid") == 0) {
-		st = parse_num(next, a, a[2] == 't' ? 1 : 0, &v);
+		st = spulse_parse_int("report", a, next, a[2] == 't' ? 1 : 0,
+				      &v);
 		if (st >= 0)
 			return st;
 		(*i)++;
@@ -138,26 +126,13 @@ static int parse_opt(int argc, char **argv, int *i, struct report_opts *o)
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	bool dashdash = false;
-	int i, st;
+	int st;
 
 	o->top = 20;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (dashdash || a[0] != '-' || a[1] == '\0') {
-			if (o->path)
-				return spulse_usage_error("report",
-							  "extra argument", a);
-			o->path = a;
-		} else if (strcmp(a, "--") == 0) {
-			dashdash = true;
-		} else if ((st = parse_opt(argc, argv, &i, o)) >= 0) {
-			return st;
-		}
-	}
-	if (!o->path)
-		return spulse_usage_error("report", "missing FILE", NULL);
+	st = spulse_parse_file_args("report", argc, argv, parse_opt, o,
+				    &o->path);
+	if (st >= 0)
+		return st;
 	if (o->folded && o->tree)
 		return spulse_usage_error(
 			"report", "--folded and --tree exclude each other",

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "spulse.h"
 
 /* magic (8 bytes) + two varints of at most 10 bytes each (SPULSE3 §3). */
@@ -98,21 +99,6 @@ void spulse_top_usage(FILE *f)
 
 /* ---- options ---- */
 
-static int parse_num(const char *a, const char *opt, long min, long *out)
-{
-	char *end;
-	long v;
-
-	if (!a)
-		return spulse_usage_error("top", "missing value for", opt);
-	errno = 0;
-	v = strtol(a, &end, 10);
-	if (errno || *end || end == a || v < min || v > INT32_MAX)
-		return spulse_usage_error("top", "bad value", a);
-	*out = v;
-	return -1;
-}
-
 static int parse_interval(const char *a, struct top_opts *o)
 {
 	char *end;
@@ -137,7 +123,8 @@ static int parse_valued(const char *a, const char *next, struct top_opts *o)
 
 	if (strcmp(a, "--interval") == 0)
 		return parse_interval(next, o);
-	st = parse_num(next, a, strcmp(a, "--pid") == 0 ? 0 : 1, &v);
+	st = spulse_parse_int("top", a, next, strcmp(a, "--pid") == 0 ? 0 : 1,
+			      &v);
 	if (st >= 0)
 		return st;
 	if (strcmp(a, "--top") == 0)
@@ -149,8 +136,9 @@ static int parse_valued(const char *a, const char *next, struct top_opts *o)
 	return -1;
 }
 
-static int parse_opt(int argc, char **argv, int *i, struct top_opts *o)
+static int parse_opt(void *ctx, int argc, char **argv, int *i)
 {
+	struct top_opts *o = ctx;
 	const char *a = argv[*i];
 	const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
 
@@ -175,28 +163,10 @@ static int parse_opt(int argc, char **argv, int *i, struct top_opts *o)
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	bool dashdash = false;
-	int i, st;
-
 	o->top = 20;
 	o->interval = 1.0;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (dashdash || a[0] != '-' || a[1] == '\0') {
-			if (o->path)
-				return spulse_usage_error("top",
-							  "extra argument", a);
-			o->path = a;
-		} else if (strcmp(a, "--") == 0) {
-			dashdash = true;
-		} else if ((st = parse_opt(argc, argv, &i, o)) >= 0) {
-			return st;
-		}
-	}
-	if (!o->path)
-		return spulse_usage_error("top", "missing FILE", NULL);
-	return -1;
+	return spulse_parse_file_args("top", argc, argv, parse_opt, o,
+				      &o->path);
 }
 
 /* ---- functions ---- */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Running `perf` as the baseline of a benchmark and reading its results. */
+#ifndef SP_BENCH_PERF_UTIL_H
+#define SP_BENCH_PERF_UTIL_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+
+/*
+ * fork + exec @argv (PATH searched) with @envp (NULL: this environment);
+ * waits and stores the child's wait status and wait4() rusage (which
+ * includes the children it reaped). Returns 0 or -errno.
+ */
+int bench_run_child(const char *const argv[], char *const envp[], int *status,
+		    struct rusage *ru);
+
+/*
+ * perf's sample count and lost samples from `perf report --stats` on
+ * @data, with HOME=@home (no ~/.debug writes). perf prints the lost share
+ * as a percentage of all generated samples; it is turned back into a
+ * count. Returns 0 or -errno.
+ */
+int bench_perf_stats(const char *data, const char *home, uint64_t *samples,
+		     uint64_t *lost);
+
+/* Whether a `perf` binary runs here. */
+int bench_have_perf(void);
+
+/* user + sys seconds of @ru. */
+double bench_rusage_s(const struct rusage *ru);
+
+#endif /* SP_BENCH_PERF_UTIL_H */

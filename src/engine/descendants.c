@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* Discovering untracked descendants of tracked processes (recovery). */
+
+/*
+ * In children mode a FORK record is how a new process becomes tracked. A
+ * loss batch may have taken one with it: the child then runs, sampled
+ * through the events it inherited, but without modules, so its samples
+ * cannot be unwound. The recovery sweep therefore walks the process tree
+ * below every tracked process (children::discover_all_descendants of
+ * stackpulse, features §1.12) and adopts what it does not know.
+ *
+ * Inherited or not: the kernel copies a process's events into a child at
+ * fork, so a child forked after its parent's events existed already has
+ * them, and opening more would sample it twice. Start times decide, as
+ * for threads (recovery.c): a descendant that started at or after the
+ * tick its tracked parent got its events (attach_ticks; 0 for a process
+ * that had inherited events from birth) inherited them and only needs
+ * process state; an older one (it predates the attach) gets its own
+ * events through sp_recorder_attach(). Parents come before children, so
+ * a grandchild's parent has been adopted, one way or the other, first.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "descendants.h"
+#include "logging.h"
+#include "proc_maps.h"
+#include "recorder_internal.h"
+
+#define BUF_BYTES (64u << 10)
+
+static bool listed(const struct sp__vec *out, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < out->len; i++)
+		if (((const struct sp__desc *)sp__vec_at(out, i))->pid == pid)
+			return true;
+	return false;
+}
+
+static int push(const struct sp__mem *mem, struct sp__vec *out, int32_t pid,
+		int32_t ppid, int32_t root)
+{
+	struct sp__desc d = { pid, ppid };
+
+	if (pid <= 0 || pid == root || listed(out, pid) ||
+	    out->len >= SP__DESCENDANTS_MAX)
+		return 0;
+	return sp__vec_push(out, mem, &d);
+}
+
+/* Adds the pids of one children file ("1 2 3 ") as children of @ppid. */
+static int add_children(const struct sp__mem *mem, const char *text,
+			int32_t ppid, int32_t root, struct sp__vec *out)
+{
+	const char *p = text;
+	char *end;
+	long v;
+	int err = 0;
+
+	while (!err && *p) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		p = end;
+		err = push(mem, out, (int32_t)v, ppid, root);
+	}
+	return err;
+}
+
+/* The children of every thread of @pid; -ESRCH when @pid is gone. */
+static int children_of(const struct sp__mem *mem, int32_t pid, int32_t root,
+		       char *buf, struct sp__vec *out)
+{
+	char path[96];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!err && (de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid,
+			 tid);
+		/* A thread that exited meanwhile has nothing to add. */
+		if (sp__proc_read(path, buf, BUF_BYTES) >= 0)
+			err = add_children(mem, buf, pid, root, out);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Breadth-first through children files; parents before children. */
+static int list_by_children(const struct sp__mem *mem, int32_t root, char *buf,
+			    struct sp__vec *out)
+{
+	size_t first = out->len, i;
+	int err = children_of(mem, root, root, buf, out);
+
+	for (i = first; !err && i < out->len; i++) {
+		int32_t pid = ((struct sp__desc *)sp__vec_at(out, i))->pid;
+
+		err = children_of(mem, pid, root, buf, out);
+		if (err == -ESRCH)
+			err = 0; /* exited meanwhile; its children moved on */
+	}
+	return err;
+}
+
+/* The parent pid (field 4) of /proc/PID/stat, or -errno. */
+static int32_t stat_ppid(int32_t pid, char *buf)
+{
+	char path[64];
+	const char *p;
+	ssize_t n;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = sp__proc_read(path, buf, 1024);
+	if (n < 0)
+		return (int32_t)n;
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p || strlen(p) < 5)
+		return -EINVAL;
+	v = strtol(p + 4, NULL, 10);
+	return v > 0 ? (int32_t)v : -EINVAL;
+}
+
+/* Every process of /proc with its parent, into @all (struct sp__desc). */
+static int scan_all(const struct sp__mem *mem, char *buf, struct sp__vec *all)
+{
+	struct sp__desc d;
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+	int err = 0;
+
+	if (!dir)
+		return -errno;
+	while (!err && (de = readdir(dir)) != NULL) {
+		d.pid = atoi(de->d_name);
+		if (d.pid <= 0)
+			continue;
+		d.ppid = stat_ppid(d.pid, buf);
+		if (d.ppid > 0)
+			err = sp__vec_push(all, mem, &d);
+	}
+	closedir(dir);
+	return err;
+}
+
+/* Appends the processes of @all whose parent is @parent. */
+static int children_in(const struct sp__mem *mem, const struct sp__vec *all,
+		       int32_t parent, int32_t root, struct sp__vec *out)
+{
+	size_t j;
+	int err = 0;
+
+	for (j = 0; !err && j < all->len; j++) {
+		const struct sp__desc *d = sp__vec_at(all, j);
+
+		if (d->ppid == parent)
+			err = push(mem, out, d->pid, parent, root);
+	}
+	return err;
+}
+
+/* Breadth-first through the parent pids of every /proc/PID/stat. */
+static int list_by_stat(const struct sp__mem *mem, int32_t root, char *buf,
+			struct sp__vec *out)
+{
+	struct sp__vec all;
+	size_t i = out->len;
+	int err;
+
+	sp__vec_init(&all, sizeof(struct sp__desc));
+	err = scan_all(mem, buf, &all);
+	if (!err)
+		err = children_in(mem, &all, root, root, out);
+	for (; !err && i < out->len; i++)
+		err = children_in(mem, &all,
+				  ((struct sp__desc *)sp__vec_at(out, i))->pid,
+				  root, out);
+	sp__vec_fini(&all, mem);
+	return err;
+}
+
+int sp__descendants_list(const struct sp__mem *mem, int32_t root,
+			 bool scan_stat, struct sp__vec *out)
+{
+	char *buf, path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d", root);
+	if (access(path, F_OK))
+		return -ESRCH;
+	buf = sp__mem_alloc(mem, BUF_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	/* Children files need CONFIG_PROC_CHILDREN. */
+	if (!scan_stat && access("/proc/thread-self/children", F_OK) == 0)
+		err = list_by_children(mem, root, buf, out);
+	else
+		err = list_by_stat(mem, root, buf, out);
+	sp__mem_free(mem, buf, BUF_BYTES);
+	return err;
+}
+
+static struct sp__process *tracked(struct sp_recorder *rec, int32_t pid)
+{
+	struct sp__process *p = sp__procs_find(&rec->procs, pid);
+
+	return p && p->state != SP__PROC_EXITED ? p : NULL;
+}
+
+/* Process state for @pid, whose events were inherited from @src. */
+static int adopt_inherited(struct sp_recorder *rec, int32_t pid, uint64_t start,
+			   struct sp__process *src)
+{
+	struct sp__process *p;
+	long fd;
+	int err = sp__procs_add(&rec->procs, pid, &p);
+
+	if (err)
+		return err;
+	p->starttime = start;
+	p->parent = src; /* src's events must outlive p: recorder_retire */
+	fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	p->pidfd = fd < 0 ? -1 : (int)fd;
+	if (p->pidfd >= 0)
+		sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD);
+	else
+		p->state = SP__PROC_DYING; /* gone already */
+	err = sp__process_load_maps(&rec->procs, p);
+	return err == -ENOENT || err == -ESRCH ? 0 : err;
+}
+
+static int adopt(struct sp_recorder *rec, const struct sp__desc *d)
+{
+	struct sp__process *src = tracked(rec, d->ppid);
+	uint64_t start = 0;
+	int err;
+
+	/* Never the recorder itself (attached to its own parent shell). */
+	if (tracked(rec, d->pid) || !src || d->pid == getpid() ||
+	    sp__proc_stat(d->pid, 0, &start, NULL))
+		return 0; /* known, parent not adopted, or gone */
+	if (start >= src->attach_ticks) {
+		err = adopt_inherited(rec, d->pid, start, src);
+	} else {
+		err = sp_recorder_attach(rec, d->pid, SP_ATTACH_RUNNING);
+		err = err == SP_ETARGETGONE || err > 0 ? 0 : err;
+	}
+	if (err && err != -ENOMEM) {
+		sp__log(rec->logger, SP_LOG_WARN,
+			"descendant %d of %d not attached: %d", d->pid, d->ppid,
+			err);
+		err = 0;
+	}
+	return err;
+}
+
+int sp__recorder_discover(struct sp_recorder *rec)
+{
+	struct sp__vec found;
+	size_t n = rec->procs.list.len, i, j;
+	int err = 0;
+
+	if (!rec->cfg.children)
+		return 0;
+	sp__vec_init(&found, sizeof(struct sp__desc));
+	for (i = 0; !err && i < n; i++) {
+		struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
+
+		/* A live tracked parent's listing covers p's subtree. */
+		if (p->state != SP__PROC_ALIVE ||
+		    (p->parent && p->parent->state == SP__PROC_ALIVE))
+			continue;
+		found.len = 0;
+		err = sp__descendants_list(&rec->mem, p->pid, false, &found);
+		if (err == -ESRCH || err == -ENOENT)
+			err = 0; /* died meanwhile: its pidfd will say so */
+		for (j = 0; !err && j < found.len; j++)
+			err = adopt(rec, sp__vec_at(&found, j));
+	}
+	sp__vec_fini(&found, &rec->mem);
+	return err;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Turning the records of one perf ring into queued, ordered records. */
+
+/*
+ * Only records that carry state or samples are kept; THROTTLE and the
+ * like are dropped here. A sample the parser rejects is counted as seen
+ * but unusable. Every record read takes the next position of its ring's
+ * sequence, which breaks timestamp ties deterministically.
+ */
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "drain.h"
+#include "perf_record.h"
+#include "recorder_internal.h"
+
+static int push_sample(struct sp__drain *d, const void *r, size_t len)
+{
+	struct sp__perf_sample ps;
+	struct sp__qsample q;
+	struct sp__span spans[3];
+	struct sp__merge_item it;
+
+	if (sp__perf_parse_sample(r, len, d->sample_type, SP__PERF_REGS_MASK,
+				  &ps)) {
+		d->unusable++;
+		return 0;
+	}
+	memset(&q, 0, sizeof(q));
+	q.ip = ps.ip;
+	q.time = ps.time;
+	q.pid = ps.pid;
+	q.tid = ps.tid;
+	q.cpu = ps.cpu;
+	q.misc = ps.misc;
+	q.nr_ips = ps.nr_ips;
+	q.stack_len = ps.stack_len;
+	q.regs = ps.regs;
+	spans[0] = (struct sp__span){ &q, sizeof(q) };
+	spans[1] = (struct sp__span){ ps.ips, ps.nr_ips * 8 };
+	spans[2] = (struct sp__span){ ps.stack, ps.stack_len };
+	memset(&it, 0, sizeof(it));
+	it.time = ps.time;
+	it.key = sp__merge_key(d->ring_index, *d->ring_seq);
+	it.type = PERF_RECORD_SAMPLE;
+	it.pid = ps.pid;
+	return d->push(d->ctx, &it, spans, 3);
+}
+
+static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
+		     size_t len)
+{
+	struct sp__drain *d = ctx;
+	const struct perf_event_header *h = r;
+	struct sp__span span = { r, len };
+	struct sp__merge_item it;
+	struct sp__perf_id id;
+	int err;
+
+	(void)ring;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		err = push_sample(d, r, len);
+		break;
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (sp__perf_parse_id(r, len, d->sample_type, &id)) {
+			err = 0; /* unusable: dropped */
+			break;
+		}
+		memset(&it, 0, sizeof(it));
+		it.time = id.time;
+		it.key = sp__merge_key(d->ring_index, *d->ring_seq);
+		it.type = h->type;
+		it.pid = id.pid;
+		err = d->push(d->ctx, &it, &span, 1);
+		break;
+	default:
+		err = 0; /* THROTTLE/UNTHROTTLE and others carry no state */
+		break;
+	}
+	if (err) {
+		d->err = err;
+		return err;
+	}
+	(*d->ring_seq)++;
+	return 0;
+}
+
+static int on_record_tapped(void *ctx, const struct sp__ring *ring,
+			    const void *r, size_t len)
+{
+	struct sp__drain *d = ctx;
+	int err = on_record(ctx, ring, r, len);
+
+	if (!err)
+		d->tap(d->tap_ctx, d->ring_index, r, len);
+	return err;
+}
+
+long sp__drain_ring(struct sp__drain *d, struct sp__ring *ring, void *scratch)
+{
+	d->err = 0;
+	return sp__ring_read(ring, scratch, d->tap ? on_record_tapped : on_record,
+			     d);
+}

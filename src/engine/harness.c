@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/* The pipeline replay harness: capture a fixture, replay it without perf. */
+
+/*
+ * The in-memory rings follow the perf ABI the ring reader relies on: a
+ * metadata page whose data_head the producer advances (release) and whose
+ * data_tail the reader advances, then a power-of-two data area; records
+ * wrap at its end. The feeder never overwrites unread bytes: each batch
+ * is fed only after the previous one was released, and a ring holds far
+ * more than a batch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include <stackpulse/error.h>
+
+#include "harness.h"
+#include "perf_record.h"
+#include "pipeline.h"
+
+#define RING_BYTES (32u << 20)
+#define RING_PAGE 4096u
+
+/* --- capture ---------------------------------------------------------- */
+
+void sp__capture_tap(void *ctx, size_t ring, const void *r, size_t len)
+{
+	struct sp_recorder *rec = ctx;
+
+	if (!rec->capture_err)
+		rec->capture_err = sp__fixture_put_record(
+			rec->capture, &rec->mem, (uint32_t)ring, r, len);
+}
+
+static int capture_proc(struct sp_recorder *rec, const struct sp__process *p)
+{
+	struct sp__map_desc d;
+	size_t i;
+	int err = sp__fixture_put_proc(rec->capture, &rec->mem, p->pid,
+				       p->starttime);
+
+	for (i = 0; !err && i < p->modules.len; i++) {
+		const struct sp__module *m = sp__vec_at(&p->modules, i);
+
+		memset(&d, 0, sizeof(d));
+		d.start = m->start;
+		d.end = m->end;
+		d.offset = m->offset;
+		d.inode = m->inode;
+		d.inode_generation = m->inode_generation;
+		d.dev_major = m->dev_major;
+		d.dev_minor = m->dev_minor;
+		d.path = m->path;
+		d.path_len = m->path_len;
+		err = sp__fixture_put_module(rec->capture, &rec->mem, p->pid,
+					     &d);
+	}
+	return err;
+}
+
+int sp__capture_begin(struct sp_recorder *rec, struct sp__vec *out)
+{
+	struct sp__fixture_hdr h = { 0 };
+	size_t i;
+	int err;
+
+	if (rec->pipe || rec->capture)
+		return -EINVAL;
+	h.sample_type = rec->sample_type;
+	h.stack_size = rec->cfg.stack_size;
+	h.nrings = 1; /* filled in by sp__capture_end() */
+	rec->capture = out;
+	rec->capture_err = 0;
+	err = sp__fixture_put_header(out, &rec->mem, &h);
+	for (i = 0; !err && i < rec->procs.list.len; i++)
+		err = capture_proc(rec, *(struct sp__process **)sp__vec_at(
+						&rec->procs.list, i));
+	if (err)
+		rec->capture = NULL;
+	return err;
+}
+
+int sp__capture_end(struct sp_recorder *rec)
+{
+	uint32_t n = (uint32_t)rec->rings.len;
+	int err = rec->capture_err;
+
+	if (!rec->capture)
+		return -EINVAL;
+	if (n == 0)
+		err = err ? err : -ENODATA;
+	else
+		memcpy((char *)rec->capture->data + 12, &n, 4);
+	rec->capture = NULL;
+	return err;
+}
+
+/* --- replay ----------------------------------------------------------- */
+
+struct feed_item {
+	uint64_t time;
+	uint32_t ring;
+	uint32_t pos; /* index in the fixture's order */
+	size_t off;   /* of the perf record in the fixture */
+	uint32_t len;
+	bool sample;
+};
+
+struct sp__replay {
+	struct sp_recorder *rec;
+	struct sp__mem mem; /* a copy: the replay may outlive the recorder */
+	const unsigned char *data;
+	struct sp__fixture_hdr hdr;
+	struct feed_item *items;
+	size_t nitems;
+	size_t cap;
+	size_t next;
+	size_t first_ring;    /* index of the fixture's ring 0 in rec->rings */
+	uint64_t feed_cpu_ns; /* spent copying records into the rings */
+	_Atomic uint64_t vclock;
+};
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct feed_item *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->ring != y->ring)
+		return x->ring < y->ring ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static uint64_t record_time(const struct sp__replay *rp, const void *r,
+			    size_t len, bool *sample)
+{
+	const struct perf_event_header *h = r;
+	struct sp__perf_sample ps;
+	struct sp__perf_id id;
+
+	*sample = h->type == PERF_RECORD_SAMPLE;
+	if (*sample)
+		return sp__perf_parse_sample(r, len, rp->hdr.sample_type,
+					     SP__PERF_REGS_MASK, &ps) ?
+			       0 :
+			       ps.time;
+	return sp__perf_parse_id(r, len, rp->hdr.sample_type, &id) ? 0 :
+								     id.time;
+}
+
+/* Seeds processes and modules; indexes the records. */
+static int load(struct sp__replay *rp, size_t size, size_t off)
+{
+	struct sp_recorder *rec = rp->rec;
+	struct sp__process *p = NULL;
+	struct sp__fix_entry e;
+	int r;
+
+	while ((r = sp__fixture_next(rp->data, size, rp->hdr.nrings, &off,
+				     &e)) > 0) {
+		if (e.kind == SP__FIX_PROC) {
+			r = sp__procs_add(&rec->procs, e.pid, &p);
+			if (r)
+				return r;
+			p->starttime = e.starttime;
+		} else if (e.kind == SP__FIX_MODULE) {
+			if (!p || p->pid != e.pid)
+				return SP_ECORRUPT;
+			r = sp__process_map(&rec->procs, p, &e.map);
+			if (r)
+				return r;
+		} else {
+			struct feed_item *it;
+
+			if (rp->nitems == rp->cap) {
+				size_t cap = rp->cap ? rp->cap * 2 : 4096;
+
+				it = sp__mem_realloc(&rp->mem, rp->items,
+						     rp->cap * sizeof(*it),
+						     cap * sizeof(*it));
+				if (!it)
+					return -ENOMEM;
+				rp->items = it;
+				rp->cap = cap;
+			}
+			it = &rp->items[rp->nitems];
+			it->ring = e.ring;
+			it->pos = (uint32_t)rp->nitems;
+			it->off = (size_t)((const unsigned char *)e.record -
+					   rp->data);
+			it->len = (uint32_t)e.record_len;
+			it->time = record_time(rp, e.record, e.record_len,
+					       &it->sample);
+			rp->nitems++;
+		}
+	}
+	return r;
+}
+
+/* One in-memory ring per captured ring, appended to the recorder's. */
+static int rings_new(struct sp__replay *rp)
+{
+	struct sp_recorder *rec = rp->rec;
+	struct sp__ring ring;
+	uint32_t i;
+	int err;
+
+	rp->first_ring = rec->rings.len;
+	for (i = 0; i < rp->hdr.nrings; i++) {
+		memset(&ring, 0, sizeof(ring));
+		ring.mmap_len = RING_PAGE + RING_BYTES;
+		ring.data_size = RING_BYTES;
+		ring.cpu = (int)i;
+		ring.owner_fd = -1;
+		/* Populated: page faults are the harness's cost, not ours. */
+		ring.base = mmap(NULL, ring.mmap_len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+				 0);
+		if (ring.base == MAP_FAILED)
+			return -errno;
+		err = sp__vec_push(&rec->rings, &rec->mem, &ring);
+		if (err) {
+			munmap(ring.base, ring.mmap_len);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Appends one record to its ring, as the kernel would. */
+static void ring_put(struct sp__ring *ring, const void *r, size_t len)
+{
+	struct perf_event_mmap_page *m = ring->base;
+	unsigned char *data = (unsigned char *)ring->base + RING_PAGE;
+	uint64_t head = m->data_head;
+	size_t off = (size_t)head & (ring->data_size - 1);
+	size_t first = ring->data_size - off < len ? ring->data_size - off :
+						     len;
+
+	memcpy(data + off, r, first);
+	memcpy(data, (const unsigned char *)r + first, len - first);
+	__atomic_store_n(&m->data_head, head + len, __ATOMIC_RELEASE);
+}
+
+int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
+		    struct sp__replay **out)
+{
+	struct sp__replay *rp;
+	size_t off;
+	int err;
+
+	if (!rec || !data || !out || rec->procs.list.len || rec->replay)
+		return -EINVAL;
+	rp = sp__mem_calloc(&rec->mem, 1, sizeof(*rp));
+	if (!rp)
+		return -ENOMEM;
+	rp->rec = rec;
+	rp->mem = rec->mem;
+	rp->data = data;
+	err = sp__fixture_header(data, size, &rp->hdr, &off);
+	if (!err) {
+		rec->sample_type = rp->hdr.sample_type;
+		rec->sample_type_fixed = true;
+		rec->replay = true;
+		rec->vclock = &rp->vclock;
+		rec->procs.time_ns = 0;
+		err = rec->pipe ? sp__pipeline_set_clock(rec) : 0;
+	}
+	if (!err) {
+		err = load(rp, size, off);
+	}
+	if (!err) {
+		qsort(rp->items, rp->nitems, sizeof(*rp->items), item_cmp);
+		err = rings_new(rp);
+	}
+	if (err) {
+		sp__replay_free(rp);
+		return err;
+	}
+	*out = rp;
+	return 0;
+}
+
+static bool caught_up(struct sp_recorder *rec, uint64_t t)
+{
+	if (!rec->pipe)
+		return !sp_recorder_has_pending_events(rec);
+	return rec->pipe->released >= t && !sp__pipeline_ready(rec) &&
+	       sp__merge_count(&rec->merge) == 0;
+}
+
+/* Feeds up to @batch records; returns how many samples were among them. */
+static uint64_t feed(struct sp__replay *rp, size_t batch, uint64_t *t)
+{
+	struct sp_recorder *rec = rp->rec;
+	uint64_t samples = 0;
+	size_t end = rp->next + batch < rp->nitems ? rp->next + batch :
+						     rp->nitems;
+
+	for (; rp->next < end; rp->next++) {
+		const struct feed_item *it = &rp->items[rp->next];
+
+		ring_put(sp__vec_at(&rec->rings, rp->first_ring + it->ring),
+			 rp->data + it->off, it->len);
+		samples += it->sample;
+		if (it->time > *t)
+			*t = it->time;
+	}
+	return samples;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples)
+{
+	struct sp_recorder *rec = rp->rec;
+	uint64_t t = 0, n = 0, c0;
+	unsigned i;
+	int err = 0;
+
+	while (!err && rp->next < rp->nitems) {
+		c0 = thread_cpu_ns();
+		n += feed(rp, batch ? batch : 1, &t);
+		rp->feed_cpu_ns += thread_cpu_ns() - c0;
+		atomic_store(&rp->vclock, t);
+		for (i = 0; rec->pipe && i < rec->pipe->nreaders; i++)
+			sp__reader_request(&rec->pipe->readers[i]);
+		do
+			err = sp_recorder_poll(rec, 10, NULL);
+		while (!err && !caught_up(rec, t));
+	}
+	if (!err)
+		err = sp_recorder_flush(rec);
+	if (samples)
+		*samples = n;
+	return err;
+}
+
+uint64_t sp__replay_feed_cpu_ns(const struct sp__replay *rp)
+{
+	return rp->feed_cpu_ns;
+}
+
+void sp__replay_free(struct sp__replay *rp)
+{
+	if (!rp)
+		return;
+	struct sp__mem mem = rp->mem;
+
+	if (rp->items)
+		sp__mem_free(&mem, rp->items, rp->cap * sizeof(*rp->items));
+	sp__mem_free(&mem, rp, sizeof(*rp));
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/* System-wide recording: options, filters and the per-CPU events. */
+
+/*
+ * A system-mode recorder is an ordinary recorder (same writer, rings,
+ * merge queue, process table, apply step) plus struct sp__system: one
+ * event per CPU with pid = -1 (cgroup mode: the cgroup's directory fd and
+ * PERF_FLAG_PID_CGROUP), each mapped as that CPU's ring. A CPU-wide event
+ * sees every task that runs there, so no process needs events of its own
+ * and nothing is ever stopped. The system options are checked, and the
+ * cgroup opened, before the spool file is created, so a bad cgroup path
+ * does not truncate an existing file.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stackpulse/error.h>
+
+#include "logging.h"
+#include "system.h"
+
+static int sysopts_check(const struct sp_system_opts *o)
+{
+	const unsigned char *p = (const unsigned char *)o;
+	size_t i;
+
+	for (i = sizeof(*o); i < o->size; i++)
+		if (p[i])
+			return -EINVAL; /* a newer caller's field */
+	if (o->flags & ~SP_SYSTEM_EXCLUDE_SELF)
+		return -EINVAL;
+	if ((o->npids && !o->pids) || (o->ncomms && !o->comms))
+		return -EINVAL;
+	for (i = 0; i < o->npids; i++)
+		if (o->pids[i] <= 0)
+			return -EINVAL;
+	for (i = 0; i < o->ncomms; i++)
+		if (!o->comms[i] || !o->comms[i][0])
+			return -EINVAL;
+	return o->cgroup_path && !o->cgroup_path[0] ? -EINVAL : 0;
+}
+
+/* Copies @in (NULL = defaults) into @o and opens its cgroup (*@cgfd). */
+static int sysopts_load(const struct sp_system_opts *in,
+			struct sp_system_opts *o, int *cgfd)
+{
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	*cgfd = -1;
+	if (in) {
+		if (in->size < sizeof(size_t))
+			return -EINVAL;
+		memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
+		err = sysopts_check(in->size > sizeof(*o) ? in : o);
+		if (err)
+			return err;
+	}
+	o->size = sizeof(*o);
+	if (!o->cgroup_path)
+		return 0;
+	*cgfd = sp__cgroup_open(o->cgroup_path);
+	return *cgfd < 0 ? *cgfd : 0;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int filters_copy(struct sp_recorder *rec, const struct sp_system_opts *o)
+{
+	struct sp__system *sys = rec->sys;
+	size_t i;
+
+	if (o->npids) {
+		sys->pids =
+			sp__mem_calloc(&rec->mem, o->npids, sizeof(int32_t));
+		if (!sys->pids)
+			return -ENOMEM;
+		memcpy(sys->pids, o->pids, o->npids * sizeof(int32_t));
+		sys->npids = o->npids;
+		qsort(sys->pids, sys->npids, sizeof(int32_t), pid_cmp);
+	}
+	if (o->ncomms) {
+		sys->comms = sp__mem_calloc(&rec->mem, o->ncomms, SP__COMM_LEN);
+		if (!sys->comms)
+			return -ENOMEM;
+		/* The kernel keeps 15 bytes of a name: compare those. */
+		for (i = 0; i < o->ncomms; i++)
+			strncpy(sys->comms[i], o->comms[i], SP__COMM_LEN - 1);
+		sys->ncomms = o->ncomms;
+	}
+	return 0;
+}
+
+static int cpu_open_once(const struct sp__perf_cfg *cfg, int target, int cpu,
+			 unsigned long flags)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	sp__perf_attr(cfg, false, &a);
+	a.inherit = 0; /* meaningless for a CPU-wide event */
+	a.inherit_thread = 0;
+	fd = syscall(SYS_perf_event_open, &a, target, cpu, -1, flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* The fallbacks of sp__perf_open() that apply to CPU-wide events. */
+static int cpu_open(struct sp_recorder *rec, int cpu)
+{
+	struct sp__perf_cfg *cfg = &rec->cfg;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+	int target = -1, fd;
+
+	if (rec->sys->cgroup_fd >= 0) {
+		target = rec->sys->cgroup_fd;
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	fd = cpu_open_once(cfg, target, cpu, flags);
+	if (fd == -EINVAL && cfg->read_lost && !cfg->read_lost_probed) {
+		cfg->read_lost = false; /* kernels before 6.0 */
+		fd = cpu_open_once(cfg, target, cpu, flags);
+		if (fd < 0)
+			cfg->read_lost = true;
+	}
+	if ((fd == -EACCES || fd == -EPERM) && cfg->kernel) {
+		cfg->kernel = false;
+		fd = cpu_open_once(cfg, target, cpu, flags);
+	}
+	if (fd >= 0)
+		cfg->read_lost_probed = true;
+	return fd;
+}
+
+/* One event per CPU, each the owner of that CPU's ring. */
+static int cpus_open(struct sp_recorder *rec)
+{
+	struct sp__event ev;
+	int slot, fd, err;
+
+	for (slot = 0; slot < rec->ncpus; slot++) {
+		fd = cpu_open(rec, rec->cpus[slot]);
+		if (fd < 0)
+			return fd;
+		memset(&ev, 0, sizeof(ev));
+		ev.fd = fd;
+		ev.tid = -1;
+		err = sp__vec_push(&rec->sys->events, &rec->mem, &ev);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		err = sp__recorder_ring_new(rec, fd, slot);
+		if (!err)
+			err = sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
+		if (err)
+			return err;
+	}
+	rec->sample_type = sp__perf_sample_type(&rec->cfg);
+	rec->sample_type_fixed = true;
+	rec->sum.kernel_enabled = rec->cfg.kernel;
+	return 0;
+}
+
+static int cpus_enable(struct sp_recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->sys->events.len; i++)
+		if (ioctl(((struct sp__event *)sp__vec_at(&rec->sys->events, i))
+				  ->fd,
+			  PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Every CPU's ring carries every process's samples here, so the default
+ * ring holds more of them than in process mode (within the same budget).
+ */
+#define SYSTEM_RING_SAMPLES 512
+
+/* Turns a fresh recorder into a system-mode one; owns @cgfd. */
+static int system_start(struct sp_recorder *rec,
+			const struct sp_recorder_opts *ro,
+			const struct sp_system_opts *o, int cgfd)
+{
+	struct sp__system *sys = sp__mem_calloc(&rec->mem, 1, sizeof(*sys));
+	int err;
+
+	if (!sys) {
+		if (cgfd >= 0)
+			close(cgfd);
+		return -ENOMEM;
+	}
+	sys->cgroup_fd = cgfd;
+	sys->flags = o->flags;
+	sys->self = (int32_t)getpid();
+	if (!ro ||
+	    ro->size < offsetof(struct sp_recorder_opts, ring_samples) +
+			       sizeof(ro->ring_samples) ||
+	    !ro->ring_samples)
+		rec->ring_samples = SYSTEM_RING_SAMPLES;
+	sp__vec_init(&sys->events, sizeof(struct sp__event));
+	sp__vec_init(&sys->ignored, sizeof(int32_t));
+	rec->sys = sys;
+	/* Most modules of the machine are never sampled: no eager tables. */
+	rec->procs.lazy_tables = true;
+	err = filters_copy(rec, o);
+	if (!err)
+		err = cpus_open(rec);
+	/*
+	 * Enabled after the scan (which prepares every module of every
+	 * process and takes a while), or the rings overflow meanwhile. What
+	 * changes in between is caught later: a new pid by its first sample,
+	 * a new mapping by the uncovered-PC reconcile.
+	 */
+	if (!err)
+		err = sp__system_scan(rec);
+	if (!err && rec->enabled)
+		err = cpus_enable(rec);
+	return err;
+}
+
+int sp_recorder_open_system_sink(struct sp_sink *sink,
+				 const struct sp_recorder_opts *opts,
+				 const struct sp_system_opts *sysopts,
+				 struct sp_recorder **out)
+{
+	struct sp_system_opts o;
+	int cgfd = -1, err;
+
+	err = !out || !sink ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
+	if (err) {
+		sp_sink_free(sink);
+		return err;
+	}
+	err = sp_recorder_open_sink(sink, opts, out);
+	if (err) {
+		if (cgfd >= 0)
+			close(cgfd);
+		return err;
+	}
+	err = system_start(*out, opts, &o, cgfd);
+	if (err) {
+		sp_recorder_close(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int sp_recorder_open_system(const char *path,
+			    const struct sp_recorder_opts *opts,
+			    const struct sp_system_opts *sysopts,
+			    struct sp_recorder **out)
+{
+	struct sp_system_opts o;
+	int cgfd = -1, err;
+
+	err = !path || !out ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
+	if (err)
+		return err;
+	err = sp_recorder_open(path, opts, out);
+	if (err) {
+		if (cgfd >= 0)
+			close(cgfd);
+		return err;
+	}
+	err = system_start(*out, opts, &o, cgfd);
+	if (err) {
+		sp_recorder_close(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int sp__system_collect_lost(struct sp_recorder *rec)
+{
+	return sp__recorder_collect_lost_events(rec, &rec->sys->events);
+}
+
+void sp__system_free(struct sp_recorder *rec)
+{
+	struct sp__system *sys = rec->sys;
+	size_t i;
+
+	if (!sys)
+		return;
+	for (i = 0; i < sys->events.len; i++) {
+		int fd = ((struct sp__event *)sp__vec_at(&sys->events, i))->fd;
+
+		/* The ring holds a duplicate: disable, or it keeps sampling. */
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(fd);
+	}
+	sp__vec_fini(&sys->events, &rec->mem);
+	sp__vec_fini(&sys->ignored, &rec->mem);
+	if (sys->pids)
+		sp__mem_free(&rec->mem, sys->pids,
+			     sys->npids * sizeof(int32_t));
+	if (sys->comms)
+		sp__mem_free(&rec->mem, sys->comms, sys->ncomms * SP__COMM_LEN);
+	if (sys->cgroup_fd >= 0)
+		close(sys->cgroup_fd);
+	sp__mem_free(&rec->mem, sys, sizeof(*sys));
+	rec->sys = NULL;
+}

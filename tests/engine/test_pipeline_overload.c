@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel test: the threaded pipeline under overload stays bounded and exact. */
+
+/*
+ * A threaded recorder samples a 4-thread workload at 10 kHz while its
+ * owner polls only once a second: the reader's queue and blocks fill up,
+ * the reader stalls, the kernel ring overflows and the kernel counts
+ * what it drops. Recording must go on: losses are counted, stalls are
+ * reported, the spool is valid and its samples are in time order (a
+ * starved reader's records were copied out, not dropped or reordered).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stackpulse.h>
+
+#include "check.h"
+#include "eng_util.h"
+#include "workload_paths.h"
+
+static pid_t spawn(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, path, "30", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	return pid;
+}
+
+static void check_spool(const char *path, uint64_t samples)
+{
+	struct sp_snapshot *snap;
+	struct sp_sample s;
+	uint64_t prev = 0;
+	size_t i, n;
+
+	CHECK_OK(sp_snapshot_open(path, NULL, &snap));
+	n = sp_snapshot_sample_count(snap);
+	CHECK_EQ(n, samples);
+	for (i = 0; i < n; i++) {
+		CHECK_OK(sp_snapshot_sample(snap, i, &s));
+		CHECK(s.timestamp_ns >= prev);
+		prev = s.timestamp_ns;
+	}
+	sp_snapshot_close(snap);
+}
+
+int main(void)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_pipeline_stats st = { .size = sizeof(st) };
+	struct sp_recording_summary sum;
+	struct sp_recorder *rec;
+	pid_t pid = spawn(WL_THREADS_PATH);
+	char path[64];
+	int i, r;
+
+	usleep(50000);
+	o.sample_hz = 10000;
+	o.threads = 1;
+	o.ring_samples = 64;
+	snprintf(path, sizeof(path), "/tmp/sp-overload-%d.spool",
+		 (int)getpid());
+	CHECK_OK(sp_recorder_open(path, &o, &rec));
+	r = sp_recorder_attach(rec, pid, SP_ATTACH_RUNNING);
+	if (r < 0)
+		eng_kill_reap(pid);
+	eng_skip_if_refused(r);
+	CHECK_EQ_INT(r, SP_ATTACHED);
+	for (i = 0; i < 3; i++) {
+		sleep(1); /* a slow consumer */
+		CHECK_OK(sp_recorder_poll(rec, 0, NULL));
+		CHECK_OK(sp_recorder_poll(rec, 0, NULL));
+	}
+	CHECK_OK(sp_recorder_finish(rec));
+	eng_kill_reap(pid);
+	sp_recorder_summary(rec, &sum);
+	CHECK_OK(sp_recorder_pipeline_stats(rec, &st));
+	fprintf(stderr,
+		"samples %llu lost %llu gaps %llu stalls %llu copied %llu "
+		"jobs %llu inline %llu\n",
+		(unsigned long long)sum.samples,
+		(unsigned long long)sum.lost_events,
+		(unsigned long long)sum.lifecycle_gaps,
+		(unsigned long long)st.reader_stalls,
+		(unsigned long long)st.records_copied,
+		(unsigned long long)st.jobs,
+		(unsigned long long)st.jobs_inline);
+	CHECK_EQ(st.readers, 1);
+	CHECK_EQ(st.workers, 1);
+	CHECK(st.reader_stalls > 0);
+	CHECK(sum.lost_events > 0);
+	CHECK(sum.lifecycle_gaps > 0);
+	CHECK(sum.samples > 1000);
+	CHECK_EQ(st.jobs + st.jobs_inline, sum.samples);
+	sp_recorder_close(rec);
+	check_spool(path, sum.samples);
+	unlink(path);
+	return T_EXIT_PASS;
+}

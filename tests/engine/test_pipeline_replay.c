@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel test: inline and threaded replays of one captured fixture agree. */
+
+/*
+ * Records a multi-threaded workload and a shared-library workload (both
+ * built without frame pointers) once, capturing every raw perf record
+ * into a fixture, then replays the fixture without perf through an
+ * inline recorder and through threaded recorders with 1, 2 and 4
+ * unwinder threads. The four spools must be byte-identical, hold as many
+ * samples as the live recording, and the threaded replays must really
+ * have run their reader and worker threads.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <stackpulse.h>
+
+#include "check.h"
+#include "eng_util.h"
+#include "harness.h"
+#include "workload_paths.h"
+
+static char dir[64];
+
+static pid_t spawn(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, path, "30", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	return pid;
+}
+
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Records both workloads for ~1.2 s; returns the live sample count. */
+static uint64_t capture(struct sp__vec *fix)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_recording_summary sum;
+	struct sp_recorder *rec;
+	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
+	char path[128];
+	int i, r;
+
+	usleep(100000); /* past the dynamic loader: the maps are stable */
+	o.sample_hz = 4000;
+	o.stack_size = 16384;
+	snprintf(path, sizeof(path), "%s/live.spool", dir);
+	CHECK_OK(sp_recorder_open(path, &o, &rec));
+	r = sp_recorder_attach(rec, a, SP_ATTACH_RUNNING);
+	eng_skip_if_refused(r);
+	CHECK_EQ_INT(r, SP_ATTACHED);
+	CHECK_EQ_INT(sp_recorder_attach(rec, b, SP_ATTACH_RUNNING),
+		     SP_ATTACHED);
+	CHECK_OK(sp__capture_begin(rec, fix));
+	for (i = 0; i < 60; i++)
+		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
+	CHECK_OK(sp_recorder_disable(rec));
+	CHECK_OK(sp_recorder_flush(rec));
+	CHECK_OK(sp__capture_end(rec));
+	sp_recorder_summary(rec, &sum);
+	sp_recorder_close(rec);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	return sum.samples;
+}
+
+/* Replays @fix with @threads; returns the spool's bytes via *@out. */
+static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
+		       char *out_path, size_t out_len)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_recording_summary sum;
+	struct sp_recorder *rec;
+	struct sp__replay *rp;
+	uint64_t fed = 0;
+	int i, before = task_count();
+
+	o.threads = threads;
+	snprintf(out_path, out_len, "%s/replay-%u.spool", dir, threads);
+	CHECK_OK(sp_recorder_open(out_path, &o, &rec));
+	/* One reader + the workers (+ io_uring's iou-wrk for the spool). */
+	if (threads)
+		CHECK(task_count() >= before + 1 + (int)threads);
+	else
+		CHECK_EQ_INT(task_count(), before);
+	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, &rp));
+	CHECK_OK(sp__replay_run(rp, 256, &fed));
+	CHECK_OK(sp_recorder_finish(rec));
+	sp_recorder_summary(rec, &sum);
+	sp_recorder_close(rec);
+	sp__replay_free(rp);
+	for (i = 0; i < 200 && task_count() != before; i++)
+		usleep(10000); /* iou-wrk threads leave on their own */
+	CHECK_EQ_INT(task_count(), before);
+	fprintf(stderr, "replay threads=%u: fed %llu samples, wrote %llu\n",
+		threads, (unsigned long long)fed,
+		(unsigned long long)sum.samples);
+	CHECK_EQ(sum.sample_events, fed);
+	return sum.samples;
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	void *buf;
+
+	CHECK(f != NULL);
+	CHECK(fstat(fileno(f), &st) == 0);
+	*len = (size_t)st.st_size;
+	buf = malloc(*len + 1);
+	CHECK(buf != NULL);
+	CHECK(fread(buf, 1, *len, f) == *len);
+	fclose(f);
+	return buf;
+}
+
+int main(void)
+{
+	static const uint32_t modes[] = { 0, 1, 2, 4 };
+	struct sp__vec fix;
+	struct sp__mem mem;
+	char paths[4][128];
+	void *bytes[4];
+	size_t lens[4], i;
+	uint64_t live, n;
+
+	snprintf(dir, sizeof(dir), "/tmp/sp-replay-%d", (int)getpid());
+	CHECK(mkdir(dir, 0700) == 0);
+	sp__mem_init(&mem, NULL);
+	sp__vec_init(&fix, 1);
+	live = capture(&fix);
+	fprintf(stderr, "live: %llu samples, fixture %zu bytes\n",
+		(unsigned long long)live, fix.len);
+	CHECK(live > 500);
+	for (i = 0; i < 4; i++) {
+		n = replay(&fix, modes[i], paths[i], sizeof(paths[i]));
+		CHECK_EQ(n, live);
+		bytes[i] = slurp(paths[i], &lens[i]);
+	}
+	for (i = 1; i < 4; i++) {
+		CHECK_MEM(bytes[i], lens[i], bytes[0], lens[0]);
+	}
+	for (i = 0; i < 4; i++) {
+		free(bytes[i]);
+		unlink(paths[i]);
+	}
+	snprintf(paths[0], sizeof(paths[0]), "%s/live.spool", dir);
+	unlink(paths[0]);
+	rmdir(dir);
+	sp__vec_fini(&fix, &mem);
+	return T_EXIT_PASS;
+}

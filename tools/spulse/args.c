@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* spulse: the argument loop shared by the commands that read one spool FILE. */
+
+/*
+ * See args.h. The loop is deliberately tiny (no getopt): getopt_long
+ * permutes argv and reports errors in its own words, while the CLI wants
+ * one message shape (spulse_usage_error) and the same exit status for
+ * every command.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "spulse.h"
+
+int spulse_parse_file_args(const char *cmd, int argc, char **argv,
+			   int (*opt)(void *ctx, int argc, char **argv, int *i),
+			   void *ctx, const char **path)
+{
+	bool dashdash = false;
+	int i, st;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-' || a[1] == '\0') {
+			if (*path)
+				return spulse_usage_error(cmd, "extra argument",
+							  a);
+			*path = a;
+		} else if (strcmp(a, "--") == 0) {
+			dashdash = true;
+		} else if ((st = opt(ctx, argc, argv, &i)) >= 0) {
+			return st;
+		}
+	}
+	if (!*path)
+		return spulse_usage_error(cmd, "missing FILE", NULL);
+	return -1;
+}
+
+int spulse_parse_int(const char *cmd, const char *opt, const char *val,
+		     long min, long *out)
+{
+	char *end;
+	long v;
+
+	if (!val)
+		return spulse_usage_error(cmd, "missing value for", opt);
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || *end || end == val || v < min || v > INT32_MAX)
+		return spulse_usage_error(cmd, "bad value", val);
+	*out = v;
+	return -1;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* spulse: the argument loop shared by the commands that read one spool FILE. */
+#ifndef SPULSE_ARGS_H
+#define SPULSE_ARGS_H
+
+/*
+ * `spulse report`, `top` and `export` take the same shape of command line:
+ * exactly one FILE anywhere among the options, "--" ending the options
+ * (so a FILE may start with '-'), and "-" alone being a FILE. Only the
+ * options themselves differ, so each command hands its option parser to
+ * spulse_parse_file_args() and keeps its own checks of combinations.
+ *
+ * Every parser here returns -1 to go on, or an exit status (0 for --help,
+ * SPULSE_EXIT_USAGE after printing the usage error) to return at once.
+ */
+
+/*
+ * spulse_parse_file_args walks argv[1..argc) of command @cmd: words that
+ * are not options fill *@path (a second one is an "extra argument"); every
+ * option goes to @opt(@ctx, argc, argv, &i), which advances i past a value
+ * it consumes. A missing FILE is a usage error.
+ */
+int spulse_parse_file_args(const char *cmd, int argc, char **argv,
+			   int (*opt)(void *ctx, int argc, char **argv, int *i),
+			   void *ctx, const char **path);
+
+/*
+ * spulse_parse_int parses @val, the value of option @opt of @cmd, as a
+ * decimal integer in [@min, INT32_MAX] into *@out. A NULL @val is a
+ * missing value.
+ */
+int spulse_parse_int(const char *cmd, const char *opt, const char *val,
+		     long min, long *out);
+
+#endif /* SPULSE_ARGS_H */
