@@ -100,6 +100,8 @@ void sp__recorder_reap(struct sp_recorder *rec)
 		    !sp__merge_has_pid(&rec->merge, p->pid))
 			sp__recorder_retire(rec, p);
 	}
+	if (rec->sys)
+		sp__procs_prune(&rec->procs);
 }
 
 static void on_pidfd(struct sp_recorder *rec, int fd)

@@ -34,6 +34,7 @@ void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 	procs->writer = writer;
 	procs->unwinder = unwinder;
 	sp__vec_init(&procs->list, sizeof(struct sp__process *));
+	sp__pidtab_init(&procs->index);
 }
 
 static char *dup_str(const struct sp__mem *mem, const char *s, size_t len)
@@ -78,21 +79,13 @@ void sp__procs_fini(struct sp__procs *procs)
 		process_free(procs->mem, *(struct sp__process **)sp__vec_at(
 						 &procs->list, i));
 	sp__vec_fini(&procs->list, procs->mem);
+	sp__pidtab_fini(&procs->index, procs->mem);
 }
 
 struct sp__process *sp__procs_find(const struct sp__procs *procs, int32_t pid)
 {
-	size_t i;
-
-	/* Newest first: a reused pid's live generation wins. */
-	for (i = procs->list.len; i-- > 0;) {
-		struct sp__process *p =
-			*(struct sp__process **)sp__vec_at(&procs->list, i);
-
-		if (p->pid == pid)
-			return p;
-	}
-	return NULL;
+	/* The newest generation: a reused pid's live process wins. */
+	return sp__pidtab_get(&procs->index, pid);
 }
 
 int sp__procs_add(struct sp__procs *procs, int32_t pid,
@@ -107,10 +100,12 @@ int sp__procs_add(struct sp__procs *procs, int32_t pid,
 	sp__vec_init(&p->modules, sizeof(struct sp__module));
 	sp__vec_init(&p->maps, sizeof(struct sp_mapping));
 	sp__vec_init(&p->events, sizeof(struct sp__event));
-	if (sp__vec_push(&procs->list, procs->mem, &p)) {
+	if (sp__vec_reserve(&procs->list, procs->mem, 1) ||
+	    sp__pidtab_set(&procs->index, procs->mem, pid, p)) {
 		process_free(procs->mem, p);
 		return -ENOMEM;
 	}
+	sp__vec_push(&procs->list, procs->mem, &p); /* reserved: cannot fail */
 	*out = p;
 	return 0;
 }
@@ -136,7 +131,45 @@ void sp__procs_remove(struct sp__procs *procs, struct sp__process *proc)
 		if (p->parent == proc)
 			p->parent = NULL; /* no dangling ancestry */
 	}
+	/* Rebuilt in list order, so each pid ends at its newest process;
+	 * no growth is needed (fewer entries than before). */
+	sp__pidtab_clear(&procs->index);
+	for (i = 0; i < procs->list.len; i++) {
+		struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&procs->list, i);
+
+		sp__pidtab_set(&procs->index, procs->mem, p->pid, p);
+	}
 	process_free(procs->mem, proc);
+}
+
+static bool prunable(const struct sp__process *p)
+{
+	return p->state == SP__PROC_EXITED && !p->events_held &&
+	       p->events.len == 0 && p->pidfd < 0;
+}
+
+void sp__procs_prune(struct sp__procs *procs)
+{
+	struct sp__process **list = procs->list.data;
+	size_t i, kept = 0;
+
+	for (i = 0; i < procs->list.len; i++)
+		if (list[i]->parent && prunable(list[i]->parent))
+			list[i]->parent = NULL;
+	for (i = 0; i < procs->list.len; i++) {
+		if (prunable(list[i]))
+			process_free(procs->mem, list[i]);
+		else
+			list[kept++] = list[i];
+	}
+	if (kept == procs->list.len)
+		return;
+	procs->list.len = kept;
+	sp__pidtab_clear(&procs->index);
+	for (i = 0; i < kept; i++) /* in order: each pid ends at its newest */
+		sp__pidtab_set(&procs->index, procs->mem, list[i]->pid,
+			       list[i]);
 }
 
 void sp__process_close_events(struct sp__process *proc, int epfd)

@@ -10,6 +10,7 @@
 #include <stackpulse/writer.h>
 
 #include "mem.h"
+#include "pidtab.h"
 #include "vec.h"
 
 /*
@@ -89,8 +90,9 @@ struct sp__procs {
 	const struct sp_logger *logger;
 	struct sp_writer *writer;
 	struct sp_unwinder *unwinder;
-	struct sp__vec list; /* struct sp__process * */
-	uint64_t time_ns;    /* timestamp of the record being applied */
+	struct sp__vec list;	 /* struct sp__process *, oldest first */
+	struct sp__pidtab index; /* pid -> newest of @list with that pid */
+	uint64_t time_ns;	 /* timestamp of the record being applied */
 	/*
 	 * Threaded mode: called before any record is written for a state
 	 * change, so samples dispatched earlier (still being unwound) are
@@ -121,6 +123,13 @@ struct sp__process *sp__procs_find(const struct sp__procs *procs, int32_t pid);
 /* Adds an empty process; Returns 0 or -ENOMEM. */
 int sp__procs_add(struct sp__procs *procs, int32_t pid,
 		  struct sp__process **out);
+
+/*
+ * Frees every retired process nothing refers to any more (no events held
+ * for descendants, no fds). System-wide mode calls it after reaping, so a
+ * long recording of a machine with process churn stays bounded.
+ */
+void sp__procs_prune(struct sp__procs *procs);
 
 /* Removes and frees @proc (its fds are closed). */
 void sp__procs_remove(struct sp__procs *procs, struct sp__process *proc);

@@ -22,6 +22,7 @@
 #include <stackpulse/error.h>
 
 #include "logging.h"
+#include "kernel_module.h"
 #include "system.h"
 
 static int sysopts_check(const struct sp_system_opts *o)
@@ -168,7 +169,8 @@ static int cpus_open(struct sp_recorder *rec)
 	rec->sample_type = sp__perf_sample_type(&rec->cfg);
 	rec->sample_type_fixed = true;
 	rec->sum.kernel_enabled = rec->cfg.kernel;
-	return 0;
+	/* Now, not on the first kernel frame (the kallsyms scan is slow). */
+	return sp__kmod_open(rec);
 }
 
 static int cpus_enable(struct sp_recorder *rec)

@@ -263,24 +263,19 @@ struct sp__step_fail {
  * sp__arch_check_regs: 0 or the error kind (+1) that rejects the sample.
  * sp__arch_step_cfi: applies rule set @row to @cur, giving the caller's
  * registers in @next; returns 0, SP__STEP_END or -1 with @fail filled.
- * sp__arch_step_simple: the common case of sp__arch_step_cfi, in place:
- * when @row is a simple rule set and the step succeeds (a caller is found,
- * not the outermost frame), updates @regs to the caller's and returns 0,
- * exactly as sp__arch_step_cfi would have; otherwise returns 1 and leaves
- * @regs untouched for sp__arch_step_cfi to produce the result or error.
+ * sp__arch_step_simple (arch/<arch>_step.h, inline): the common case of
+ * sp__arch_step_cfi, in place.
  * sp__arch_step_fp: the frame-pointer step, same returns.
  */
 int sp__arch_check_regs(const struct sp_regs *regs,
 			enum sp_sample_error *error);
-uint64_t sp__arch_pc(const struct sp_regs *regs);
-uint64_t sp__arch_sp(const struct sp_regs *regs);
 int sp__arch_step_cfi(const struct sp__cfi_table *table,
 		      const struct sp__cfi_rules *row,
 		      const struct sp__stack *stack, const struct sp_regs *cur,
 		      struct sp_regs *next, struct sp__step_fail *fail);
-int sp__arch_step_simple(const struct sp__cfi_rules *row,
-			 const struct sp__stack *stack, struct sp_regs *regs);
 int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 		     struct sp_regs *next, struct sp__step_fail *fail);
+
+#include "arch/x86_64_step.h"
 
 #endif /* SP_UNWIND_INTERNAL_H */

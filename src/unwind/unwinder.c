@@ -2,6 +2,7 @@
 /* The public unwinder: table cache, mapping resolution, the frame walk. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -26,10 +27,14 @@
  *        v
  *   struct table_slot { image, table }   one per image, built once
  *
- * A frame then costs: a check that the pc is still in the previous
- * frame's mapping (else a binary search of the caller's mapping array and
- * one slot probe, keyed by the mapping's start so that no hashing is
- * needed), a row lookup and the step. The slow path (first sight of
+ * A frame then costs: a range check that the pc is still in the previous
+ * frame's region (struct region: what the walk needs from a mapping,
+ * worked out once per unwind; else one of the unwind's few other regions,
+ * else a binary search of the caller's mapping array and one slot probe,
+ * keyed by the mapping's start so that no hashing is needed), one probe
+ * of the pc cache for the rule set, and the inline step
+ * (arch/x86_64_step.h), while the stack lines above are prefetched. The
+ * slow path (first sight of
  * a mapping) takes the unwinder mutex to find or insert entries, opens the
  * image through the image cache and builds its table under the table
  * slot's own mutex, so one long build (40 ms for libc) does not block
@@ -39,7 +44,8 @@
 
 #define SLOT_COUNT 1024 /* front_slot() takes 10 bits */
 #define PC_CACHE_BITS 12
-#define CALL_CACHE 4
+#define REGIONS 4	    /* struct region: per unwind, round robin */
+#define PREFETCH_AHEAD 1024 /* bytes of stack copy, see prefetch_stack() */
 
 struct table_slot {
 	struct sp__image *img;
@@ -438,6 +444,33 @@ int sp_unwinder_prepare(struct sp_unwinder *u, const struct sp_mapping *m)
 
 /* ---- the walk ---------------------------------------------------------- */
 
+/*
+ * A region is what a frame needs from its mapping (pinning, the table and
+ * where it lies in memory), worked out once per unwind when the walk
+ * enters the mapping. A frame in the region of the frame before then
+ * costs one range check, and a frame in another region of this stack a
+ * few: stacks mostly stay in a handful of mappings (the program, libc,
+ * a library or two) and cross between them a few times. The empty region
+ * (len 0, so never matched) stands for "no mapping": its frames come out
+ * unpinned, and its pcs are looked up again every time.
+ */
+struct region {
+	uint64_t start, len; /* the mapping: pc - start < len */
+	uint64_t pin_max;    /* pinned when pc - start <= pin_max */
+	uint64_t rel;	     /* file_relative_ip = pc + rel (mod 2^64) */
+	uint64_t tlo, span;  /* table rows cover pc - tlo < span */
+	uint64_t tkey;	     /* table id << 32 for the pc cache; 0: none */
+	const struct sp__cfi_table *table;
+	uint32_t module_id;
+	uint32_t reason; /* enum sp_unwind_fallback when no row covers pc */
+};
+
+static const struct region no_region = {
+	.pin_max = UINT64_MAX,
+	.module_id = SP_NO_MODULE,
+	.reason = SP_FALLBACK_NO_MODULE,
+};
+
 struct walk {
 	struct sp_unwinder *u;
 	const struct sp_mapping *maps;
@@ -446,23 +479,13 @@ struct walk {
 	struct sp_frame *frames;
 	size_t n; /* frames stored */
 	struct sp_unwind_stats st;
-	/* Per-call cache: frames mostly stay within a few mappings, and
-	 * consecutive frames mostly in the same one. */
-	const struct sp_mapping *last_map, *last_rmap;
-	const struct resolved *last_r;
-	const struct sp_mapping *seen_map[CALL_CACHE];
-	const struct resolved *seen[CALL_CACHE];
-	unsigned next_seen;
+	unsigned nregions, next_region;
+	struct region regions[REGIONS];
 };
 
-static const struct sp_mapping *find_mapping(struct walk *w, uint64_t pc)
+static const struct sp_mapping *find_mapping(const struct walk *w, uint64_t pc)
 {
-	const struct sp_mapping *m = w->last_map;
 	size_t lo = 0, hi = w->nmaps;
-
-	/* Unsigned: one comparison checks both ends. */
-	if (m && pc - m->start < m->end - m->start)
-		return m;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -474,39 +497,63 @@ static const struct sp_mapping *find_mapping(struct walk *w, uint64_t pc)
 	}
 	if (lo == 0 || pc >= w->maps[lo - 1].end)
 		return NULL;
-	w->last_map = &w->maps[lo - 1];
-	return w->last_map;
+	return &w->maps[lo - 1];
 }
 
-static const struct resolved *lookup_resolved(struct walk *w,
-					      const struct sp_mapping *m)
+/* @g for mapping @m, which contains some pc (so start < end). */
+static void region_fill(struct walk *w, struct region *g,
+			const struct sp_mapping *m)
 {
-	const struct resolved *r;
+	const struct resolved *r = resolve(w->u, m);
+	const struct sp__cfi_table *t = r ? r->table : NULL;
+
+	memset(g, 0, sizeof(*g));
+	g->start = m->start;
+	g->len = m->end - m->start;
+	/* Checked: pc - start + file_offset must not wrap. */
+	g->pin_max = UINT64_MAX - m->file_offset;
+	g->rel = m->file_offset - m->start;
+	g->module_id = m->module_id;
+	g->reason = SP_FALLBACK_NO_MODULE_UNWIND_DATA;
+	if (!t || !t->nrows)
+		return;
+	g->reason = SP_FALLBACK_DWARF_CFI_INDEX_LOOKUP;
+	/* Past the top of the address space no pc is covered (span 0). */
+	if (r->bias > UINT64_MAX - t->base)
+		return;
+	g->table = t;
+	g->tlo = r->bias + t->base;
+	g->span = t->span;
+	g->tkey = (uint64_t)r->table_id << 32;
+}
+
+/* The region of @pc, when it is not the previous frame's. */
+static const struct region *region_enter(struct walk *w, uint64_t pc)
+{
+	const struct sp_mapping *m;
+	struct region *g;
 	unsigned i;
 
-	if (m == w->last_rmap)
-		return w->last_r;
-	for (i = 0; i < CALL_CACHE; i++)
-		if (w->seen_map[i] == m)
-			break;
-	if (i < CALL_CACHE) {
-		r = w->seen[i];
-	} else {
-		r = resolve(w->u, m);
-		i = w->next_seen++ % CALL_CACHE;
-		w->seen_map[i] = m;
-		w->seen[i] = r;
-	}
-	w->last_rmap = m;
-	w->last_r = r;
-	return r;
+	for (i = 0; i < w->nregions; i++)
+		if (pc - w->regions[i].start < w->regions[i].len)
+			return &w->regions[i];
+	m = find_mapping(w, pc);
+	if (!m)
+		return &no_region;
+	if (w->nregions < REGIONS)
+		g = &w->regions[w->nregions++];
+	else
+		g = &w->regions[w->next_region++ % REGIONS];
+	region_fill(w, g, m);
+	return g;
 }
 
 /*
- * The rule set of @svma in @r's table through the unwinder's pc cache.
- * Profiles revisit the same call sites in sample after sample, and a hit
- * replaces the page index, the row scan and their dependent loads (and
- * mispredicted scan exits) by one load. Each entry is one 64-bit word,
+ * The rule set of @pc in region @g, NULL when no row covers it, through
+ * the unwinder's pc cache. Profiles revisit the same call sites in sample
+ * after sample, and a hit replaces the page index, the row scan and their
+ * dependent loads (and mispredicted scan exits) by one load. Each entry
+ * is one 64-bit word,
  *
  *   | table id: 16 | table offset: 32 | rule set index: 16 |
  *
@@ -516,42 +563,37 @@ static const struct resolved *lookup_resolved(struct walk *w,
  * Table ids start at 1, so the zeroed cache matches nothing, and tables
  * live as long as the unwinder. Rule sets past index 65535 go uncached.
  */
-static const struct sp__cfi_rules *
-cached_rules(struct sp_unwinder *u, const struct resolved *r, uint64_t svma)
+static inline const struct sp__cfi_rules *
+region_rules(struct sp_unwinder *u, const struct region *g, uint64_t pc)
 {
-	const struct sp__cfi_table *t = r->table;
-	uint64_t off = svma - t->base, key, e, *slot;
+	const struct sp__cfi_table *t = g->table;
+	uint64_t off = pc - g->tlo, key = g->tkey | off, e, *slot;
 	uint32_t idx;
 
-	if (svma < t->base || off >= t->span)
+	if (off >= g->span)
 		return NULL;
-	key = (uint64_t)r->table_id << 32 | off; /* span < 2^32 */
 	slot = &u->pc_cache[(key * 0x9e3779b97f4a7c15ull) >>
 			    (64 - PC_CACHE_BITS)];
 	e = sp__load_relaxed_u64(slot);
-	if (e >> 16 == key && r->table_id) {
+	if (__builtin_expect(e >> 16 == key && g->tkey, 1)) {
 		idx = (uint32_t)(e & 0xffff);
 	} else {
 		idx = sp__cfi_table_rules_at(t, off);
-		if (r->table_id && idx <= UINT16_MAX)
+		if (g->tkey && idx <= UINT16_MAX)
 			sp__store_relaxed_u64(slot, key << 16 | idx);
 	}
 	return idx == SP__RULES_NONE ? NULL : &t->rules[idx];
 }
 
-static void put_frame(struct walk *w, const struct sp_mapping *m, uint64_t pc)
+static inline void put_frame(struct sp_frame *f, const struct region *g,
+			     uint64_t pc)
 {
-	struct sp_frame *f = &w->frames[w->n++];
+	bool pinned = pc - g->start <= g->pin_max;
 
 	f->abs_ip = pc;
-	f->file_relative_ip = pc;
-	f->module_id = SP_NO_MODULE;
+	f->file_relative_ip = pinned ? pc + g->rel : pc;
+	f->module_id = pinned ? g->module_id : SP_NO_MODULE;
 	f->mode = SP_FRAME_USER;
-	/* Checked: pc - start + file_offset must not wrap. */
-	if (m && pc - m->start <= UINT64_MAX - m->file_offset) {
-		f->file_relative_ip = pc - m->start + m->file_offset;
-		f->module_id = m->module_id;
-	}
 }
 
 /* Appends the marker, replacing the last frame when the array is full. */
@@ -570,120 +612,134 @@ static void put_marker(struct walk *w, size_t cap)
 }
 
 /*
- * One step from @cur. @key is the pc to look up (the leaf pc, an
- * interrupted pc after a signal frame, else return address - 1).
+ * Every step the fast path declines: the full CFI step with rule set @row
+ * of @table (unusual rules, signal frames, errors), else frame pointers,
+ * counting @reason when they find a caller. Updates
+ * @cur in place; returns 0, SP__STEP_END or -1, counting errors and
+ * fallbacks.
  */
-/* step() updated @cur in place: @next is unused. */
-#define STEP_IN_PLACE 2
-
-/*
- * One step from @cur at @key, the frame's pc (the leaf pc, an interrupted
- * pc after a signal frame, else return address - 1), in mapping @m.
- * Returns 0 (caller in @next), STEP_IN_PLACE (caller in @cur: the simple
- * rule set that nearly every frame has), SP__STEP_END or -1.
- */
-static int step(struct walk *w, const struct sp_mapping *m, uint64_t key,
-		struct sp_regs *cur, struct sp_regs *next, bool *signal)
+static int step_slow(struct walk *w, const struct sp__cfi_table *table,
+		     enum sp_unwind_fallback reason,
+		     const struct sp__cfi_rules *row, struct sp_regs *cur,
+		     bool *signal)
 {
-	const struct sp__cfi_rules *row = NULL;
-	const struct resolved *r = NULL;
-	struct sp__step_fail fail, fp_fail;
-	enum sp_unwind_fallback reason = SP_FALLBACK_NO_MODULE;
-	int ret;
+	struct sp__step_fail fail = { 0 }, fp_fail;
+	struct sp_regs next;
+	int ret = -1;
 
 	*signal = false;
-	if (m) {
-		r = lookup_resolved(w, m);
-		reason = SP_FALLBACK_NO_MODULE_UNWIND_DATA;
-	}
-	if (r && r->table && r->table->nrows) {
-		reason = SP_FALLBACK_DWARF_CFI_INDEX_LOOKUP;
-		if (key >= r->bias)
-			row = cached_rules(w->u, r, key - r->bias);
-	}
 	if (row) {
-		if (sp__arch_step_simple(row, &w->stack, cur) == 0)
-			return STEP_IN_PLACE;
-		ret = sp__arch_step_cfi(r->table, row, &w->stack, cur, next,
+		ret = sp__arch_step_cfi(table, row, &w->stack, cur, &next,
 					&fail);
-		if (ret >= 0) {
-			*signal = (row->flags & SP__ROW_SIGNAL) != 0;
-			return ret;
-		}
+		*signal = ret >= 0 && (row->flags & SP__ROW_SIGNAL);
 		/* The copy ends before the saved slots: frame pointers would
 		 * only find older bytes and invent a caller. */
-		if (fail.error == SP_SAMPLE_ERR_STACK_TRUNCATED) {
+		if (ret < 0 && fail.error == SP_SAMPLE_ERR_STACK_TRUNCATED) {
 			w->st.errors[fail.error]++;
 			return -1;
 		}
 		reason = fail.fallback;
 	}
-	ret = sp__arch_step_fp(&w->stack, cur, next, &fp_fail);
-	if (ret >= 0) {
+	if (ret < 0) {
+		ret = sp__arch_step_fp(&w->stack, cur, &next, &fp_fail);
+		if (ret < 0) {
+			/* Why CFI failed when it was tried, else why FP did. */
+			w->st.errors[row ? fail.error : fp_fail.error]++;
+			return -1;
+		}
 		/* Counted when it found a caller, not at the chain's end. */
 		w->st.fallbacks[reason] += ret == 0;
-		return ret;
 	}
-	/* Report why CFI failed when it was tried, else why FP failed. */
-	w->st.errors[row ? fail.error : fp_fail.error]++;
-	return -1;
+	if (ret == 0)
+		*cur = next;
+	return ret;
 }
 
 /*
  * Stack bytes are read upwards, one frame at a time, and each read needs
  * the one before it (the CFA comes from the previous frame's registers).
  * When the copy is not in cache every frame would wait for memory in
- * turn; asking for the lines a frame or two above @sp (frames average a
- * few hundred bytes) overlaps those waits. Prefetches never fault, so
- * addresses past the copy are harmless.
+ * turn. So the walk keeps every line of the copy up to PREFETCH_AHEAD
+ * bytes above the current frame requested: the waits overlap, and each
+ * line is asked for once. Prefetches never fault; the requests stay
+ * within the copy and stop at its end.
  */
-static void prefetch_stack(const struct sp__stack *s, uint64_t sp)
+static inline uintptr_t prefetch_stack(const struct sp__stack *s,
+				       uintptr_t done, uint64_t sp)
 {
-	uintptr_t p = (uintptr_t)s->data + (uintptr_t)(sp - s->addr);
+	uintptr_t want =
+		(uintptr_t)s->data + (uintptr_t)(sp - s->addr) + PREFETCH_AHEAD;
 
-	__builtin_prefetch((const void *)(p + 256));
-	__builtin_prefetch((const void *)(p + 448));
+	if (want - (uintptr_t)s->data > s->len)
+		want = (uintptr_t)s->data + s->len;
+	for (; done < want; done += 64)
+		__builtin_prefetch((const void *)done);
+	return done;
+}
+
+/*
+ * Walks from @cur until the stack ends (returns true) or is cut short by
+ * an error or @limit (false). The reported pc is also the lookup key:
+ * exact for the leaf and for a pc interrupted by a signal, the call site
+ * (return address - 1) for the rest. Nearly every frame takes the inline
+ * simple step.
+ */
+static bool walk_frames(struct walk *w, struct sp_regs *cur, size_t limit)
+{
+	/* Locals, not fields of @w: with -fno-strict-aliasing every store
+	 * to a frame or a register would force them to be reloaded. */
+	const struct sp__stack stack = w->stack;
+	struct sp_frame *frames = w->frames;
+	struct region g = no_region;
+	uint64_t pc = sp__arch_pc(cur);
+	const struct sp__cfi_rules *row;
+	uintptr_t prefetched = (uintptr_t)stack.data & ~(uintptr_t)63;
+	size_t n = w->n;
+	bool signal = false;
+	int ret = 0;
+
+	prefetched = prefetch_stack(&stack, prefetched, sp__arch_sp(cur));
+	for (;;) {
+		/* Unsigned: one comparison checks both ends. */
+		if (__builtin_expect(pc - g.start >= g.len, 0))
+			g = *region_enter(w, pc);
+		put_frame(&frames[n++], &g, pc);
+		row = region_rules(w->u, &g, pc);
+		if (row && sp__arch_step_simple(row, &stack, cur) == 0) {
+			signal = false;
+		} else {
+			ret = step_slow(w, g.table, g.reason, row, cur,
+					&signal);
+			if (ret != 0)
+				break;
+		}
+		if (n >= limit)
+			break;
+		prefetched =
+			prefetch_stack(&stack, prefetched, sp__arch_sp(cur));
+		pc = sp__arch_pc(cur) - (signal ? 0 : 1);
+	}
+	w->n = n;
+	return ret == SP__STEP_END;
 }
 
 static void walk_stack(struct walk *w, const struct sp_regs *regs, size_t limit,
 		       size_t cap)
 {
-	struct sp_regs buf[2], *cur = &buf[0], *next = &buf[1], *t;
-	const struct sp_mapping *m;
 	enum sp_sample_error error;
-	uint64_t pc = sp__arch_pc(regs);
-	bool signal;
-	int ret;
+	struct sp_regs cur;
 
 	if (sp__arch_check_regs(regs, &error)) {
 		w->st.errors[error]++;
-		put_marker(w, cap);
-		return;
-	}
-	*cur = *regs;
-	prefetch_stack(&w->stack, sp__arch_sp(cur) - 256);
-	prefetch_stack(&w->stack, sp__arch_sp(cur));
-	/* The reported pc is also the lookup key: exact for the leaf and
-	 * for a pc interrupted by a signal, the call site for the rest. */
-	for (;;) {
-		m = find_mapping(w, pc);
-		put_frame(w, m, pc);
-		if (w->stack.len == 0) {
-			w->st.errors[SP_SAMPLE_ERR_STACK_READ]++;
-			break;
-		}
-		ret = step(w, m, pc, cur, next, &signal);
-		if (ret == SP__STEP_END)
+	} else if (w->stack.len == 0) {
+		put_frame(&w->frames[w->n++],
+			  region_enter(w, sp__arch_pc(regs)),
+			  sp__arch_pc(regs));
+		w->st.errors[SP_SAMPLE_ERR_STACK_READ]++;
+	} else {
+		cur = *regs;
+		if (walk_frames(w, &cur, limit))
 			return;
-		if (ret < 0 || w->n >= limit)
-			break;
-		if (ret != STEP_IN_PLACE) {
-			t = cur;
-			cur = next;
-			next = t;
-		}
-		prefetch_stack(&w->stack, sp__arch_sp(cur));
-		pc = sp__arch_pc(cur) - (signal ? 0 : 1);
 	}
 	put_marker(w, cap);
 }
@@ -714,7 +770,8 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 	if (!unwinder || !regs || (!stack && stack_len) || (!maps && nmaps) ||
 	    !frames || cap == 0 || stack_len > UINT64_MAX - stack_addr)
 		return -EINVAL;
-	memset(&w, 0, sizeof(w));
+	/* Not the whole struct: the regions are written before use. */
+	memset(&w, 0, offsetof(struct walk, regions));
 	w.u = unwinder;
 	w.maps = maps;
 	w.nmaps = nmaps;

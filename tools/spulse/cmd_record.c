@@ -102,6 +102,8 @@ void spulse_record_usage(FILE *f)
 	      "  -k               also record kernel callchains\n"
 	      "  --children       follow forked child processes\n"
 	      "  --duration SECS  stop after SECS seconds\n"
+	      "  --threads N|auto unwinder threads (default auto: CPUs - 1;\n"
+	      "                   0 = everything on one thread)\n"
 	      "  --zstd           compress the spool\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
@@ -163,6 +165,15 @@ static int parse_rate(const char *s, struct record_opts *o)
 	return parse_u32(s, &o->rec.sample_hz);
 }
 
+static int parse_threads(const char *s, struct record_opts *o)
+{
+	if (strcmp(s, "auto") == 0) {
+		o->rec.threads = SP_THREADS_AUTO;
+		return 0;
+	}
+	return parse_u32(s, &o->rec.threads) || o->rec.threads > 64 ? -1 : 0;
+}
+
 static int parse_comms(const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
@@ -214,6 +225,7 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 		{ "--comm", parse_comms, "bad command name" },
 		{ "--cgroup", parse_cgroup, "bad cgroup path" },
 		{ "--duration", parse_duration, "bad duration (seconds)" },
+		{ "--threads", parse_threads, "bad thread count (N or auto)" },
 	};
 	const char *a = argv[*i];
 	size_t k;
@@ -275,6 +287,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 	o->out = "spulse.spool";
 	o->rec.size = sizeof(o->rec);
+	o->rec.threads = SP_THREADS_AUTO;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			o->cmd = &argv[i + 1];

@@ -28,22 +28,6 @@
  * not below RSP, so garbage registers do not invent frames.
  */
 
-#define REG_BIT(r) (1u << (r))
-#define CALLEE_SAVED                                                           \
-	(REG_BIT(3) | REG_BIT(SP_X86_64_RBP) | REG_BIT(12) | REG_BIT(13) |     \
-	 REG_BIT(14) | REG_BIT(15))
-#define PC_SP (REG_BIT(SP_X86_64_RIP) | REG_BIT(SP_X86_64_RSP))
-
-uint64_t sp__arch_pc(const struct sp_regs *regs)
-{
-	return regs->r[SP_X86_64_RIP];
-}
-
-uint64_t sp__arch_sp(const struct sp_regs *regs)
-{
-	return regs->r[SP_X86_64_RSP];
-}
-
 int sp__arch_check_regs(const struct sp_regs *regs, enum sp_sample_error *error)
 {
 	if (regs->abi == SP_REGS_ABI_NONE) {
@@ -51,7 +35,8 @@ int sp__arch_check_regs(const struct sp_regs *regs, enum sp_sample_error *error)
 		return -1;
 	}
 	/* A 32-bit task's registers never enter the 64-bit unwinder. */
-	if (regs->abi != SP_REGS_ABI_64 || (regs->valid & PC_SP) != PC_SP) {
+	if (regs->abi != SP_REGS_ABI_64 ||
+	    (regs->valid & SP__PC_SP) != SP__PC_SP) {
 		*error = SP_SAMPLE_ERR_REGISTER_CAPTURE;
 		return -1;
 	}
@@ -71,7 +56,7 @@ static void carry_callee_saved(const struct sp_regs *cur, struct sp_regs *next)
 	next->r[13] = cur->r[13];
 	next->r[14] = cur->r[14];
 	next->r[15] = cur->r[15];
-	next->valid = cur->valid & CALLEE_SAVED;
+	next->valid = cur->valid & SP__CALLEE_SAVED;
 	next->abi = cur->abi;
 }
 
@@ -113,7 +98,7 @@ static int compute_cfa(const struct sp__cfi_table *table,
 		return 0;
 	}
 	if (row->cfa_reg >= SP_X86_64_NREGS ||
-	    !(cur->valid & REG_BIT(row->cfa_reg)))
+	    !(cur->valid & SP__REG_BIT(row->cfa_reg)))
 		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
 				 SP_FALLBACK_DWARF_NO_CFA);
 	if (!add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
@@ -153,7 +138,7 @@ static int rule_value(const struct sp__cfi_table *table,
 	case SP__RULE_VAL_CFA:
 		return add_off(cfa, rule->off, out) ? 0 : -1;
 	case SP__RULE_REG:
-		if (!(cur->valid & REG_BIT(rule->reg)))
+		if (!(cur->valid & SP__REG_BIT(rule->reg)))
 			return 1;
 		*out = cur->r[rule->reg];
 		return 0;
@@ -183,12 +168,13 @@ static int apply_extra(const struct sp__cfi_table *table,
 	unsigned reg;
 	int r;
 
-	if (!(x->mask & REG_BIT(SP_X86_64_RIP)))
+	if (!(x->mask & SP__REG_BIT(SP_X86_64_RIP)))
 		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
 				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	if (x->rule[SP_X86_64_RIP].kind == SP__RULE_UNDEF)
 		return SP__STEP_END;
-	for (todo = x->mask & ~REG_BIT(SP_X86_64_RSP); todo; todo &= todo - 1) {
+	for (todo = x->mask & ~SP__REG_BIT(SP_X86_64_RSP); todo;
+	     todo &= todo - 1) {
 		reg = (unsigned)__builtin_ctz(todo);
 		if (reg >= SP_X86_64_NREGS)
 			break;
@@ -200,11 +186,11 @@ static int apply_extra(const struct sp__cfi_table *table,
 			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
 					 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
 		if (r != 0) {
-			next->valid &= ~REG_BIT(reg);
+			next->valid &= ~SP__REG_BIT(reg);
 			continue;
 		}
 		next->r[reg] = v;
-		next->valid |= REG_BIT(reg);
+		next->valid |= SP__REG_BIT(reg);
 	}
 	return 0;
 }
@@ -214,8 +200,8 @@ static int apply_extra(const struct sp__cfi_table *table,
  * rule set, a slot outside the copy makes the register unknown in the
  * caller rather than failing the step: only RA and RBP are essential.
  */
-static void apply_saves_checked(uint32_t saves, const struct sp__stack *stack,
-				uint64_t cfa, struct sp_regs *next)
+void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
+			    uint64_t cfa, struct sp_regs *next)
 {
 	unsigned k, n, reg;
 
@@ -226,39 +212,9 @@ static void apply_saves_checked(uint32_t saves, const struct sp__stack *stack,
 		reg = sp__cfi_saved_reg(k);
 		if (cfa >= 8 * n &&
 		    sp__stack_read(stack, cfa - 8 * n, &next->r[reg]) == 0)
-			next->valid |= REG_BIT(reg);
+			next->valid |= SP__REG_BIT(reg);
 		else
-			next->valid &= ~REG_BIT(reg);
-	}
-}
-
-/*
- * Usually every slot a rule set can name, [CFA - 8 * 63, CFA), lies in the
- * copy; then the five fields are applied without a branch per field (which
- * registers a function saves varies from frame to frame, so those
- * branches mispredict): an unused field reads CFA - 8 and keeps the old
- * value.
- */
-static void apply_saves(uint32_t saves, const struct sp__stack *stack,
-			uint64_t cfa, struct sp_regs *next)
-{
-	const uint64_t window = 8 * SP__SAVE_MAX;
-	const uint8_t *top;
-	unsigned k, n, reg;
-	uint64_t v;
-
-	if (cfa < stack->addr + window || cfa - stack->addr > stack->len ||
-	    stack->addr > UINT64_MAX - window) {
-		apply_saves_checked(saves, stack, cfa, next);
-		return;
-	}
-	top = stack->data + (cfa - stack->addr);
-	for (k = 0; k < SP__SAVE_NREGS; k++, saves >>= SP__SAVE_BITS) {
-		n = saves & SP__SAVE_MAX;
-		reg = sp__cfi_saved_reg(k);
-		memcpy(&v, top - 8 * (n ? n : 1), 8);
-		next->r[reg] = n ? v : next->r[reg];
-		next->valid |= (n != 0) << reg;
+			next->valid &= ~SP__REG_BIT(reg);
 	}
 }
 
@@ -272,16 +228,16 @@ static int apply_simple(const struct sp__cfi_rules *row,
 		    fail, SP_FALLBACK_DWARF_NO_RETURN_ADDRESS))
 		return -1;
 	if (row->flags & SP__ROW_RBP_UNDEF)
-		next->valid &= ~REG_BIT(SP_X86_64_RBP);
+		next->valid &= ~SP__REG_BIT(SP_X86_64_RBP);
 	if (row->flags & SP__ROW_RBP_SAVED) {
 		if (read_at(stack, cfa, 8 * (int64_t)row->rbp,
 			    &next->r[SP_X86_64_RBP], fail,
 			    SP_FALLBACK_DWARF_NO_FRAME_POINTER))
 			return -1;
-		next->valid |= REG_BIT(SP_X86_64_RBP);
+		next->valid |= SP__REG_BIT(SP_X86_64_RBP);
 	}
 	if (row->saves)
-		apply_saves(row->saves, stack, cfa, next);
+		sp__arch_apply_saves(row->saves, stack, cfa, next);
 	return 0;
 }
 
@@ -328,47 +284,8 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 	if (r != 0)
 		return r;
 	next->r[SP_X86_64_RSP] = cfa;
-	next->valid |= PC_SP;
+	next->valid |= SP__PC_SP;
 	return check_next(cur, next, row->flags & SP__ROW_SIGNAL, fail);
-}
-
-/*
- * The in-place fast path. Everything is read before anything is written,
- * so giving up (return 1) at any point leaves @regs as it was; the full
- * step then runs and reports the error or the unusual rule. RBX and
- * R12-R15 slots that cannot be read make only that register unknown, as
- * in apply_saves().
- */
-int sp__arch_step_simple(const struct sp__cfi_rules *row,
-			 const struct sp__stack *stack, struct sp_regs *regs)
-{
-	uint64_t cfa, ra, bp = regs->r[SP_X86_64_RBP];
-	uint32_t valid = regs->valid;
-
-	if (row->flags & (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL) ||
-	    row->cfa_reg >= SP_X86_64_NREGS ||
-	    !(valid & REG_BIT(row->cfa_reg)) ||
-	    !add_off(regs->r[row->cfa_reg], row->cfa_off, &cfa) ||
-	    cfa <= regs->r[SP_X86_64_RSP] || cfa - 1024 > UINT64_MAX - 2048 ||
-	    sp__stack_read(stack, cfa + 8 * (int64_t)row->ra, &ra) || ra == 0)
-		return 1;
-	/* 1024 <= cfa <= 2^64 - 1024 and |8 * rbp| <= 1024: no slot address
-	 * wraps, so no overflow error is skipped. */
-	if ((row->flags & SP__ROW_RBP_SAVED) &&
-	    sp__stack_read(stack, cfa + 8 * (int64_t)row->rbp, &bp))
-		return 1;
-	valid &= CALLEE_SAVED;
-	if (row->flags & SP__ROW_RBP_UNDEF)
-		valid &= ~REG_BIT(SP_X86_64_RBP);
-	if (row->flags & SP__ROW_RBP_SAVED)
-		valid |= REG_BIT(SP_X86_64_RBP);
-	regs->valid = valid | PC_SP;
-	regs->r[SP_X86_64_RBP] = bp;
-	if (row->saves)
-		apply_saves(row->saves, stack, cfa, regs);
-	regs->r[SP_X86_64_RSP] = cfa;
-	regs->r[SP_X86_64_RIP] = ra;
-	return 0;
 }
 
 int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
@@ -377,7 +294,7 @@ int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 	uint64_t bp = cur->r[SP_X86_64_RBP], caller_bp, ra;
 
 	fail->fallback = SP_FALLBACK_DWARF_NO_FRAME_POINTER;
-	if (!(cur->valid & REG_BIT(SP_X86_64_RBP)))
+	if (!(cur->valid & SP__REG_BIT(SP_X86_64_RBP)))
 		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
 				 fail->fallback);
 	/* The outermost frame of a frame-pointer chain has RBP = 0. */
@@ -395,7 +312,7 @@ int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
 				 fail->fallback);
 	carry_callee_saved(cur, next);
-	next->valid |= PC_SP;
+	next->valid |= SP__PC_SP;
 	next->r[SP_X86_64_RBP] = caller_bp;
 	next->r[SP_X86_64_RSP] = bp + 16;
 	next->r[SP_X86_64_RIP] = ra;

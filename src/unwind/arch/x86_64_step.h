@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* The x86-64 per-frame fast path, inline: it runs once per unwound frame. */
+#ifndef SP_UNWIND_ARCH_X86_64_STEP_H
+#define SP_UNWIND_ARCH_X86_64_STEP_H
+
+/*
+ * Included by unwind_internal.h after the table and stack types. Only the
+ * step that nearly every frame takes lives here (a simple rule set: CFA =
+ * reg + off, RA and RBP at fixed slots, RBX and R12-R15 packed); arch
+ * x86_64.c has the full step, which the fast path defers to for anything
+ * else, and for every failure so that it can name the error.
+ *
+ * Inline because a call per frame, with the registers spilled around it,
+ * cost more than the step itself (bench_unwind, perf annotate), and
+ * branch-free where the choice varies from frame to frame (whether RBP or
+ * some callee-saved register is restored): those branches mispredict on
+ * real stacks, whose frames alternate between functions of any shape.
+ */
+
+#define SP__REG_BIT(r) (1u << (r))
+#define SP__CALLEE_SAVED                                                       \
+	(SP__REG_BIT(3) | SP__REG_BIT(SP_X86_64_RBP) | SP__REG_BIT(12) |       \
+	 SP__REG_BIT(13) | SP__REG_BIT(14) | SP__REG_BIT(15))
+#define SP__PC_SP (SP__REG_BIT(SP_X86_64_RIP) | SP__REG_BIT(SP_X86_64_RSP))
+
+static inline uint64_t sp__arch_pc(const struct sp_regs *regs)
+{
+	return regs->r[SP_X86_64_RIP];
+}
+
+static inline uint64_t sp__arch_sp(const struct sp_regs *regs)
+{
+	return regs->r[SP_X86_64_RSP];
+}
+
+/*
+ * RBX and R12-R15 from their slots at CFA - 8n when some slot may lie
+ * outside the copy: such a register becomes unknown (x86_64.c).
+ */
+void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
+			    uint64_t cfa, struct sp_regs *next);
+
+/*
+ * Applies the packed RBX, R12-R15 slots of a rule set. Usually every slot
+ * a rule set can name, [CFA - 8 * 63, CFA), lies in the copy; then the
+ * five fields are applied without a branch per field: an unused field
+ * reads CFA - 8 and keeps the old value.
+ */
+static inline void sp__arch_apply_saves(uint32_t saves,
+					const struct sp__stack *stack,
+					uint64_t cfa, struct sp_regs *next)
+{
+	const uint64_t window = 8 * SP__SAVE_MAX;
+	const uint8_t *top;
+	unsigned k, n, reg;
+	uint64_t v;
+
+	if (cfa < stack->addr + window || cfa - stack->addr > stack->len ||
+	    stack->addr > UINT64_MAX - window) {
+		sp__arch_saves_checked(saves, stack, cfa, next);
+		return;
+	}
+	top = stack->data + (cfa - stack->addr);
+	for (k = 0; k < SP__SAVE_NREGS; k++, saves >>= SP__SAVE_BITS) {
+		n = saves & SP__SAVE_MAX;
+		reg = sp__cfi_saved_reg(k);
+		memcpy(&v, top - 8 * (n ? n : 1), 8);
+		next->r[reg] = n ? v : next->r[reg];
+		next->valid |= (uint32_t)(n != 0) << reg;
+	}
+}
+
+/*
+ * The common case of sp__arch_step_cfi(), in place: when @row is a simple
+ * rule set and the step succeeds (a caller is found, not the outermost
+ * frame), updates @regs to the caller's and returns 0, exactly as
+ * sp__arch_step_cfi() would have; otherwise returns 1 and leaves @regs
+ * untouched, for the full step to produce the result or the error.
+ *
+ * Everything is read before anything is written. The CFA must lie in
+ * [1024, 2^64 - 1024] and slots are at most 8 * 128 bytes from it, so no
+ * slot address wraps and no overflow error is skipped. A slot offset is
+ * taken modulo 2^64 from the copy's start: one comparison rejects slots
+ * on both sides, because the copy does not wrap (sp_unwinder_unwind
+ * checks stack_addr + stack_len). When RBP is not saved its load reads
+ * the RA slot again and the old value is kept.
+ */
+static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
+				       const struct sp__stack *stack,
+				       struct sp_regs *regs)
+{
+	uint32_t flags = row->flags, valid = regs->valid;
+	unsigned reg = row->cfa_reg;
+	uint64_t cfa, lim, ra_off, bp_off, ra, bp;
+	bool bp_saved = flags & SP__ROW_RBP_SAVED;
+
+	if (flags & (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL) ||
+	    reg >= SP_X86_64_NREGS || !(valid & SP__REG_BIT(reg)) ||
+	    stack->len < 8)
+		return 1;
+	cfa = regs->r[reg] + (uint64_t)(int64_t)row->cfa_off;
+	if ((row->cfa_off < 0) != (cfa < regs->r[reg]) ||
+	    cfa <= regs->r[SP_X86_64_RSP] || cfa - 1024 > UINT64_MAX - 2048)
+		return 1;
+	lim = stack->len - 8;
+	ra_off = cfa + 8 * (uint64_t)(int64_t)row->ra - stack->addr;
+	bp_off = bp_saved ?
+			 cfa + 8 * (uint64_t)(int64_t)row->rbp - stack->addr :
+			 ra_off;
+	if (ra_off > lim || bp_off > lim)
+		return 1;
+	memcpy(&ra, stack->data + ra_off, 8);
+	memcpy(&bp, stack->data + bp_off, 8);
+	if (ra == 0)
+		return 1;
+	valid &= SP__CALLEE_SAVED;
+	valid &= ~((uint32_t) !!(flags & SP__ROW_RBP_UNDEF) << SP_X86_64_RBP);
+	valid |= (uint32_t)bp_saved << SP_X86_64_RBP;
+	regs->valid = valid | SP__PC_SP;
+	regs->r[SP_X86_64_RBP] = bp_saved ? bp : regs->r[SP_X86_64_RBP];
+	sp__arch_apply_saves(row->saves, stack, cfa, regs);
+	regs->r[SP_X86_64_RSP] = cfa;
+	regs->r[SP_X86_64_RIP] = ra;
+	return 0;
+}
+
+#endif /* SP_UNWIND_ARCH_X86_64_STEP_H */
