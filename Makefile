@@ -34,15 +34,19 @@ ASAN_TEST_ARGS = --timeout-multiplier 4
 # ThreadSanitizer: like ASan, clang and no mimalloc (its allocator would
 # hide the heap from the sanitizer). Optimized, as TSan slows code 5-15x.
 # Only the tests whose code TSan can judge: ck's inline-asm atomics give
-# false reports (research/feasibility.md §6), so the suites that go
-# through ck (sym, engine) are left out unless TSAN_TESTS is overridden
-# (TSAN_TESTS= runs every test).
+# false reports (research/feasibility.md §6), so the symbolizer suite
+# (ck_epoch) is left out unless TSAN_TESTS is overridden (TSAN_TESTS=
+# runs every test). The recorder's threaded pipeline is in: under TSan
+# its reader queues are built on C11 atomics (src/engine/spsc.h).
 TSAN_MESON_OPTS = --buildtype=debugoptimized -Db_sanitize=thread \
 	-Db_lundef=false -Dmimalloc=disabled
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 TSAN_TESTS ?= test_unwind_threads test_self_unwind test_signal_unwind \
 	test_cfi_table test_cfi_rules test_unwind_bad test_image_bias \
-	test_image_open test_image_real test_image_cache
+	test_image_open test_image_real test_image_cache \
+	test_merge test_pipeline_replay test_pipeline_overload \
+	test_rec_threads_threaded test_rec_forkexec_threaded \
+	test_recorder_churn_threaded test_recorder_system
 TSAN_TEST_ARGS = --timeout-multiplier 4 $(TSAN_TESTS)
 
 FORMAT_DIRS = $(wildcard src include tools tests bench examples)

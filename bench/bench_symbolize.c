@@ -14,6 +14,12 @@
  *   warm   resolve of every sample again, one thread (target >= 20 M
  *          frames/s), then two threads at once (scaling vs one)
  *   rss    peak RSS of the process after the cold pass
+ *   stack cache  one repeated stack (the deepest) resolved over and over
+ *          with the internal stack cache (one lookup) and the external
+ *          one (a lookup per frame), and the 57 k-sample warm pass in
+ *          both modes, same run
+ *   raw    the same samples as raw frames through a module-table
+ *          symbolizer (sp_symbolizer_new_modules + resolve_raw), warm
  *   eu-addr2line -f -i -p PID on the distinct addresses, same run
  * perf report is not run: it needs a perf.data of real samples, which this
  * synthetic spool does not have.
@@ -50,6 +56,7 @@ struct bench {
 	struct sp_snapshot *snap;
 	const struct sp_spool *spool;
 	struct sp_symbolizer *sym;
+	double cold_s; /* new + first resolve of every sample, internal */
 	int32_t pid;
 };
 
@@ -214,6 +221,7 @@ static int cold(struct bench *b)
 	if (frames < 0)
 		return (int)frames;
 	t2 = bench_now_ns();
+	b->cold_s = (double)(t2 - t1) / 1e9;
 	json_begin(&j, "symbolize_cold", "libc_57k");
 	json_u64(&j, "samples", sp_snapshot_sample_count(b->snap));
 	json_u64(&j, "frames", (uint64_t)frames);
@@ -270,6 +278,7 @@ static void warm_print(const char *scenario, int threads, double rate,
 	struct json_line j;
 
 	json_begin(&j, "symbolize_warm", scenario);
+	json_str(&j, "stack_cache", "internal");
 	json_u64(&j, "threads", (uint64_t)threads);
 	json_num(&j, "frames_per_s_per_thread", rate);
 	if (scaling > 0)
@@ -309,6 +318,151 @@ static int warm(struct bench *b, int passes)
 	warm_print("libc_57k", 2, two, 2 * two / one);
 	free(s);
 	return 0;
+}
+
+/* Seconds for @reps resolves of @stack (already warm). */
+static double repeat_stack(struct sp_symbolizer *sym, uint32_t stack,
+			   int32_t pid, long reps, int64_t *frames)
+{
+	const struct sp_resolved_frame *out[CAP];
+	uint64_t t0 = bench_now_ns();
+	long i;
+
+	*frames = 0;
+	for (i = 0; i < reps; i++)
+		*frames +=
+			sp_symbolizer_resolve_stack(sym, stack, pid, out, CAP);
+	return (double)(bench_now_ns() - t0) / 1e9;
+}
+
+static uint32_t deepest_stack(const struct sp_spool *spool)
+{
+	uint32_t i, best = 0, n = sp_spool_stack_count(spool);
+	struct sp_stack_node node, top = { 0 };
+
+	for (i = 0; i < n; i++)
+		if (sp_spool_stack_node(spool, i, &node) == 0 &&
+		    node.depth > top.depth) {
+			top = node;
+			best = i;
+		}
+	return best;
+}
+
+static void stack_cache_print(const char *mode, double cold_s, uint32_t depth,
+			      double rep_s, long reps, double pass_rate,
+			      double speedup)
+{
+	struct json_line j;
+
+	json_begin(&j, "symbolize_stack_cache", mode);
+	json_num(&j, "cold_symbolize_s", cold_s);
+	json_u64(&j, "repeated_stack_depth", depth);
+	json_num(&j, "repeated_stack_ns", rep_s * 1e9 / (double)reps);
+	json_num(&j, "repeated_frames_per_s", (double)reps * depth / rep_s);
+	json_num(&j, "warm_57k_frames_per_s", pass_rate);
+	if (speedup > 0)
+		json_num(&j, "internal_speedup_repeated", speedup);
+	json_end(&j);
+}
+
+/* Internal (b->sym) against a fresh external symbolizer, same spool. */
+static int stack_cache(struct bench *b, long reps)
+{
+	struct sp_symbolizer_opts o = {
+		.size = sizeof(o), .stack_cache = SP_STACK_CACHE_EXTERNAL
+	};
+	uint32_t stack = deepest_stack(b->spool);
+	struct sp_symbolizer *ext;
+	int64_t frames, pf[2];
+	double rep[2], pass[2], cold_ext;
+	uint64_t t0 = bench_now_ns();
+	int err, i;
+
+	/* External from nothing, timed like cold() times the internal one. */
+	err = sp_symbolizer_new(b->spool, &o, &ext);
+	if (err)
+		return err;
+	pf[1] = resolve_all(ext, b->snap);
+	cold_ext = (double)(bench_now_ns() - t0) / 1e9;
+	for (i = 0; i < 2 && !err; i++) {
+		struct sp_symbolizer *sym = i == 0 ? b->sym : ext;
+
+		pf[i] = resolve_all(sym, b->snap); /* warm */
+		t0 = bench_now_ns();
+		pf[i] = resolve_all(sym, b->snap);
+		pass[i] = (double)pf[i] * 1e9 / (double)(bench_now_ns() - t0);
+		rep[i] = repeat_stack(sym, stack, b->pid, reps, &frames);
+		if (pf[i] < 0 || frames < 0)
+			err = -EINVAL;
+	}
+	sp_symbolizer_free(ext);
+	if (err)
+		return err;
+	stack_cache_print("internal", b->cold_s, (uint32_t)(frames / reps),
+			  rep[0], reps, pass[0], rep[1] / rep[0]);
+	stack_cache_print("external", cold_ext, (uint32_t)(frames / reps),
+			  rep[1], reps, pass[1], 0);
+	return 0;
+}
+
+/* The samples' raw frames, as an embedder without a spool would have them. */
+static int64_t raw_pass(struct sp_symbolizer *sym, const struct bench *b,
+			struct sp_frame *raw, uint32_t *ids)
+{
+	const struct sp_resolved_frame *out[CAP];
+	size_t i, n = sp_snapshot_sample_count(b->snap);
+	struct sp_sample s;
+	int64_t frames = 0;
+	int d, k, r;
+
+	for (i = 0; i < n; i++) {
+		sp_snapshot_sample(b->snap, i, &s);
+		d = sp_spool_stack_frames(b->spool, s.stack, ids, CAP);
+		for (k = 0; k < d && k < CAP; k++)
+			sp_spool_frame(b->spool, ids[k], &raw[k]);
+		r = sp_symbolizer_resolve_raw(sym, s.pid, raw, (size_t)k, out,
+					      CAP);
+		if (r < 0)
+			return r;
+		frames += r;
+	}
+	return frames;
+}
+
+static int raw_bench(struct bench *b)
+{
+	struct sp_module mods[2];
+	struct sp_frame raw[CAP];
+	uint32_t ids[CAP];
+	struct sp_symbolizer *sym;
+	struct json_line j;
+	int64_t frames;
+	uint64_t t0;
+	double cold_s;
+	int err;
+
+	sp_spool_module(b->spool, b->libc_id, &mods[0]);
+	sp_spool_module(b->spool, b->self_id, &mods[1]);
+	/* Raw frames pin to table indexes: keep the spool's ids valid. */
+	if (b->libc_id != 0 || b->self_id != 1)
+		return -EINVAL;
+	t0 = bench_now_ns();
+	err = sp_symbolizer_new_modules(mods, 2, NULL, &sym);
+	if (err)
+		return err;
+	frames = raw_pass(sym, b, raw, ids);
+	cold_s = (double)(bench_now_ns() - t0) / 1e9;
+	t0 = bench_now_ns();
+	if (frames >= 0)
+		frames = raw_pass(sym, b, raw, ids);
+	json_begin(&j, "symbolize_raw", "libc_57k_module_table");
+	json_num(&j, "cold_s", cold_s);
+	json_num(&j, "warm_frames_per_s",
+		 (double)frames * 1e9 / (double)(bench_now_ns() - t0));
+	json_end(&j);
+	sp_symbolizer_free(sym);
+	return frames < 0 ? (int)frames : 0;
 }
 
 /* eu-addr2line on the distinct addresses, against this live process. */
@@ -359,6 +513,10 @@ int main(int argc, char **argv)
 		err = cold(&b);
 	if (!err)
 		err = warm(&b, passes);
+	if (!err)
+		err = stack_cache(&b, passes * 50000L);
+	if (!err)
+		err = raw_bench(&b);
 	if (!err)
 		addr2line_baseline(&b);
 	sp_symbolizer_free(b.sym);

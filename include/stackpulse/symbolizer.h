@@ -28,6 +28,16 @@ extern "C" {
  * without locks; resolving a stack that was resolved before allocates
  * nothing. Resolution may run on several threads at once;
  * sp_symbolizer_update() and sp_symbolizer_free() must not.
+ *
+ * Two ways to build one (stackpulse's SymbolizerBuilder, features §1.10):
+ *   - sp_symbolizer_new() over the spool of a Snapshot, Replay or Tail:
+ *     frames and stacks are named by their spool ids;
+ *   - sp_symbolizer_new_modules() over a module table of the caller's, for
+ *     stacks captured by other means (eBPF, signals, sp_unwinder_unwind()):
+ *     sp_symbolizer_resolve_raw() takes raw frames, pinned to a module of
+ *     the table or absolute, and interns each distinct one under a
+ *     symbolizer-local frame id, so it shares the same cache.
+ * Docs: docs/how-to/module-table-symbolizer.md.
  */
 struct sp_symbolizer;
 
@@ -66,6 +76,8 @@ enum sp_symbol_origin {
  *   no module.
  * @offset: pc - symbol start (0 for address-only names).
  * @pc: absolute address of the raw frame.
+ * @frame_id: the raw frame's spool id, or for a module-table symbolizer
+ *   the id it was interned under (usable with sp_symbolizer_resolve_frame).
  * Strings are borrowed: valid until sp_symbolizer_free() (or an update
  * that invalidates the frame's process).
  */
@@ -81,7 +93,7 @@ struct sp_resolved_frame {
 	uint32_t origin;       /* enum sp_symbol_origin */
 	uint32_t flags;	       /* SP_RESOLVED_* */
 	uint32_t inline_depth; /* 0 = outermost (the real function) */
-	uint32_t frame_id;     /* raw spool frame id it came from */
+	uint32_t frame_id;     /* raw frame id it came from */
 	uint32_t module_id;    /* SP_NO_MODULE when none */
 };
 
@@ -117,7 +129,24 @@ struct sp_native_symbolizer {
 #define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
 
 /**
- * struct sp_symbolizer_opts configures sp_symbolizer_new(). Set @size to
+ * enum sp_stack_cache chooses who keeps whole resolved stacks.
+ * @SP_STACK_CACHE_INTERNAL: the symbolizer keeps every resolved (pid,
+ *   stack) as an array of frame pointers, so resolving it again is one
+ *   lookup and a copy; costs one pointer per resolved frame per distinct
+ *   stack. Updates drop the entries of invalidated pids themselves.
+ * @SP_STACK_CACHE_EXTERNAL: only per-frame results are cached; a repeated
+ *   stack is walked node by node (still without allocating). Callers that
+ *   keep prepared stacks of their own use this and apply the
+ *   invalidations sp_symbolizer_update() reports.
+ */
+enum sp_stack_cache {
+	SP_STACK_CACHE_INTERNAL = 0,
+	SP_STACK_CACHE_EXTERNAL = 1,
+};
+
+/**
+ * struct sp_symbolizer_opts configures sp_symbolizer_new() and
+ * sp_symbolizer_new_modules(). Set @size to
  * sizeof(struct sp_symbolizer_opts); zero fields mean defaults.
  * @perf_map_dir: directory of perf-<pid>.map files (default /tmp).
  * @perf_map_pids/@perf_map_pid_count: when non-zero, only these pids' maps
@@ -129,6 +158,8 @@ struct sp_native_symbolizer {
  * @debug_dirs: colon-separated debug roots (default: $STACKPULSE_DEBUG_DIRS,
  *   else /usr/lib/debug).
  * @native: plug-in replacing the built-in ELF/DWARF backend.
+ * @stack_cache: enum sp_stack_cache (default internal). It concerns
+ *   sp_symbolizer_resolve_stack() only: resolve_raw never keeps stacks.
  */
 struct sp_symbolizer_opts {
 	size_t size;
@@ -141,6 +172,7 @@ struct sp_symbolizer_opts {
 	const char *kallsyms_path;
 	const char *debug_dirs;
 	const struct sp_native_symbolizer *native;
+	uint32_t stack_cache; /* enum sp_stack_cache */
 };
 
 /**
@@ -154,6 +186,29 @@ struct sp_symbolizer_opts {
 SP_API int sp_symbolizer_new(const struct sp_spool *spool,
 			     const struct sp_symbolizer_opts *opts,
 			     struct sp_symbolizer **out);
+
+/**
+ * sp_symbolizer_new_modules creates a symbolizer for a module table of the
+ * caller's instead of a spool (stackpulse's SymbolizerBuilder::for_modules).
+ * Module i of @modules gets id i: raw frames pin to it by that id (as
+ * sp_unwinder_unwind() does with struct sp_mapping.module_id). The table
+ * is copied (paths too) and fixed: when mappings change, build a new
+ * symbolizer. Absolute frames are matched to the newest module of the
+ * table that owns the address for the pid (SPULSE3 §6). Kernel symbols
+ * come from one full kallsyms table (not sparse: the addresses are not
+ * known up front); sp_symbolizer_update() does not apply.
+ * @param modules,count the table; per module: @start < @end, @path of
+ *        @path_len bytes (0 = strlen(@path); NULL = no path), @pid >= 1,
+ *        or @is_kernel (pid ignored). @id and @deactivated_at are ignored.
+ * @return 0, -EINVAL (bad option or module), -ENOENT (explicit kallsyms
+ *         file missing), -ENOMEM.
+ * Caller owns the result; free it with sp_symbolizer_free().
+ * Thread: any. Allocates: yes. Blocks: yes.
+ */
+SP_API int sp_symbolizer_new_modules(const struct sp_module *modules,
+				     size_t count,
+				     const struct sp_symbolizer_opts *opts,
+				     struct sp_symbolizer **out);
 
 /**
  * sp_symbolizer_free releases everything. NULL is a no-op.
@@ -177,10 +232,13 @@ SP_API int sp_symbolizer_resolve_frame(struct sp_symbolizer *symbolizer,
 /**
  * sp_symbolizer_resolve_stack resolves stack node @stack (leaf to root)
  * for process @pid and stores up to @cap pointers to resolved frames,
- * leaf first with inline frames expanded innermost first.
+ * leaf first with inline frames expanded innermost first. With the
+ * internal stack cache the whole stack is kept after its first
+ * resolution, so a repeat is one lookup.
  * @return the total number of resolved frames (may exceed @cap), -EINVAL,
  *         -ENOMEM.
- * Thread: any. Allocates: only for frames never resolved before.
+ * Thread: any. Allocates: only for stacks (internal cache) or frames
+ * (external) never resolved before.
  */
 SP_API int sp_symbolizer_resolve_stack(struct sp_symbolizer *symbolizer,
 				       uint32_t stack, int32_t pid,
@@ -188,11 +246,36 @@ SP_API int sp_symbolizer_resolve_stack(struct sp_symbolizer *symbolizer,
 				       size_t cap);
 
 /**
+ * sp_symbolizer_resolve_raw resolves caller-owned raw frames (leaf first)
+ * for process @pid on a symbolizer made by sp_symbolizer_new_modules(),
+ * and stores up to @cap pointers to resolved frames, leaf first with
+ * inline frames expanded innermost first. No stack entry is kept: each
+ * distinct raw frame is interned once and its result cached per pid, so
+ * resolving frames seen before allocates nothing and takes no lock.
+ * @param frames,n raw frames: pinned ones name a module of the table and
+ *        a @file_relative_ip inside it (@abs_ip 0 or the matching
+ *        absolute address; @mode that of the module); unpinned ones have
+ *        @module_id SP_NO_MODULE and @abs_ip (@file_relative_ip ignored);
+ *        markers have mode SP_FRAME_TRUNCATED and zero fields otherwise.
+ * @return the total number of resolved frames (may exceed @cap), -EINVAL
+ *         (a malformed frame, or a symbolizer made over a spool), -ENOMEM.
+ *         Borrowed: valid until sp_symbolizer_free().
+ * Thread: any. Allocates: only for frames never resolved before.
+ */
+SP_API int sp_symbolizer_resolve_raw(struct sp_symbolizer *symbolizer,
+				     int32_t pid, const struct sp_frame *frames,
+				     size_t n,
+				     const struct sp_resolved_frame **out,
+				     size_t cap);
+
+/**
  * struct sp_invalidation reports what an update made stale in caches the
  * caller keeps (results for these pids must be resolved again). @all is
  * set when every result may have changed (new kernel mappings: kernel
  * frames are cached under every pid); the symbolizer's own cache was
- * emptied then.
+ * emptied then. The symbolizer has already dropped the invalidated pids'
+ * frames and (internal stack cache) stacks: pointers it returned for them
+ * are no longer valid.
  */
 struct sp_invalidation {
 	bool all;

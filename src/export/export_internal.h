@@ -163,8 +163,9 @@ struct sp__profile {
 	uint32_t max_depth;	    /* longest stack, in entries */
 
 	/* Build-time and lookup maps. */
-	struct sp__xmap stack_map;     /* (pid, spool stack) -> stacks[] */
-	struct sp__xmap thread_map;    /* spool thread -> threads[] */
+	struct sp__xmap stack_map; /* (pid, spool stack) -> stacks[] */
+	uint32_t *thread_of; /* spool thread -> threads[], UINT32_MAX: none */
+	size_t thread_of_cap;
 	struct sp__xmap frame_ptr_map; /* resolved frame address -> frames[] */
 	struct sp__xmap frame_map;     /* content hash -> frames[] */
 	struct sp__xmap count_map;     /* (thread, stack) -> counts[] */
@@ -191,10 +192,13 @@ int sp__profile_add_stack(struct sp__profile *prof, int32_t pid,
 
 /*
  * sp__profile_each_sample replays the file and calls @fn for every sample
- * that passes the pid filter, in file order. A non-zero return of @fn
- * stops the pass and is returned.
+ * that passes the pid filter and belongs to threads[@first, @end), in
+ * file order. Samples of other threads are skipped before their stack is
+ * looked up, which matters to formats that make one pass per batch of
+ * threads. A non-zero return of @fn stops the pass and is returned.
  */
-int sp__profile_each_sample(struct sp__profile *prof,
+int sp__profile_each_sample(struct sp__profile *prof, uint32_t first,
+			    uint32_t end,
 			    int (*fn)(void *ctx, uint64_t timestamp_ns,
 				      uint32_t thread, uint32_t stack),
 			    void *ctx);
@@ -239,7 +243,19 @@ int sp__xout_finish(struct sp__xout *out);
 
 void sp__xout_write(struct sp__xout *out, const void *buf, size_t len);
 void sp__xout_str(struct sp__xout *out, const char *s);
-void sp__xout_char(struct sp__xout *out, char c);
+/* The slow path of sp__xout_char(): flush, then append. */
+void sp__xout_char_flush(struct sp__xout *out, char c);
+/*
+ * Appends @c. Inline because timeline formats write a separator per
+ * sample: millions of calls in a large export.
+ */
+static inline void sp__xout_char(struct sp__xout *out, char c)
+{
+	if (out->len < out->cap)
+		out->buf[out->len++] = c;
+	else
+		sp__xout_char_flush(out, c);
+}
 void sp__xout_u64(struct sp__xout *out, uint64_t v);
 void sp__xout_i64(struct sp__xout *out, int64_t v);
 /* Fixed-point with @decimals digits (0..9), e.g. SVG coordinates. */

@@ -758,7 +758,7 @@ int sp__export_pprof(struct sp__profile *prof, struct sp_sink *sink)
 	pp.period_ns = (int64_t)(interval_us * 1000);
 	err = pp_build(&pp);
 	if (!err)
-		err = sp__xgzip_init(&pp.gz, pp.mem, sink);
+		err = sp__xgzip_init(&pp.gz, pp.mem, sink, SP__XGZIP_DEFAULT);
 	if (!err)
 		err = pp_write(&pp);
 	pp_fini(&pp);

@@ -13,6 +13,7 @@
  * are two 32-bit halves; the spool guarantees ids below 2^32.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,34 +81,47 @@ static int open_symbolizer(struct sp__profile *prof,
 		memcpy(&so, o->symbolizer, o->symbolizer->size);
 		so.size = sizeof(so);
 	}
+	/* Each distinct stack is resolved once: caching stacks buys nothing. */
+	if (!o->symbolizer ||
+	    o->symbolizer->size <= offsetof(struct sp_symbolizer_opts,
+					     stack_cache))
+		so.stack_cache = SP_STACK_CACHE_EXTERNAL;
 	if (o->flags & SP_EXPORT_NO_INLINE)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;
 	return sp_symbolizer_new(prof->spool, &so, &prof->symbolizer);
 }
 
+/* Spool thread ids are dense table indices, so an array maps them. */
 static int thread_index(struct sp__profile *prof, const struct sp_sample *s,
 			uint32_t *idx)
 {
+	size_t old_cap = prof->thread_of_cap;
 	struct sp__xthread *t;
 	int err;
 
-	*idx = sp__xmap_get(&prof->thread_map, s->thread);
-	if (*idx != UINT32_MAX)
+	if (s->thread < old_cap && prof->thread_of[s->thread] != UINT32_MAX) {
+		*idx = prof->thread_of[s->thread];
 		return 0;
+	}
 	err = sp__xmem_reserve(&prof->mem, (void **)&prof->threads,
 			       &prof->threads_cap, prof->nthreads + 1,
 			       sizeof(*prof->threads));
 	if (!err)
-		err = sp__xmap_put(&prof->thread_map, &prof->mem, s->thread,
-				   (uint32_t)prof->nthreads);
+		err = sp__xmem_reserve(&prof->mem, (void **)&prof->thread_of,
+				       &prof->thread_of_cap,
+				       (size_t)s->thread + 1,
+				       sizeof(*prof->thread_of));
 	if (err)
 		return err;
+	memset(prof->thread_of + old_cap, 0xff,
+	       (prof->thread_of_cap - old_cap) * sizeof(*prof->thread_of));
 	t = &prof->threads[prof->nthreads];
 	*t = (struct sp__xthread){ .pid = s->pid,
 				   .tid = s->tid,
 				   .spool_thread = s->thread,
 				   .first_ns = s->timestamp_ns };
 	*idx = (uint32_t)prof->nthreads++;
+	prof->thread_of[s->thread] = *idx;
 	return 0;
 }
 
@@ -229,7 +243,8 @@ err_fini:
 	return err;
 }
 
-int sp__profile_each_sample(struct sp__profile *prof,
+int sp__profile_each_sample(struct sp__profile *prof, uint32_t first,
+			    uint32_t end,
 			    int (*fn)(void *ctx, uint64_t timestamp_ns,
 				      uint32_t thread, uint32_t stack),
 			    void *ctx)
@@ -239,19 +254,24 @@ int sp__profile_each_sample(struct sp__profile *prof,
 	int r = sp_replay_rewind(prof->replay);
 
 	while (r == 0 && (r = sp_replay_next(prof->replay, &s)) == 1) {
-		if (prof->pid && s.pid != prof->pid) {
-			r = 0;
+		r = 0;
+		if (prof->pid && s.pid != prof->pid)
 			continue;
-		}
-		thread = sp__xmap_get(&prof->thread_map, s.thread);
+		/* The file cannot change under an open Replay. */
+		if (s.thread >= prof->thread_of_cap)
+			return -EIO;
+		thread = prof->thread_of[s.thread];
+		if (thread == UINT32_MAX)
+			return -EIO;
+		if (thread < first || thread >= end)
+			continue;
 		stack = sp__xmap_get(&prof->stack_map,
 				     pack((uint32_t)s.pid, s.stack));
-		/* The file cannot change under an open Replay. */
-		if (thread == UINT32_MAX || stack == UINT32_MAX)
+		if (stack == UINT32_MAX)
 			return -EIO;
 		r = fn(ctx, s.timestamp_ns, thread, stack);
 	}
-	return r < 0 ? r : (r ? r : 0);
+	return r;
 }
 
 void sp__profile_fini(struct sp__profile *prof)
@@ -259,7 +279,8 @@ void sp__profile_fini(struct sp__profile *prof)
 	const struct sp__xmem *mem = &prof->mem;
 
 	sp__xmap_fini(&prof->stack_map, mem);
-	sp__xmap_fini(&prof->thread_map, mem);
+	sp__xmem_free(mem, prof->thread_of,
+		      prof->thread_of_cap * sizeof(*prof->thread_of));
 	sp__xmap_fini(&prof->frame_ptr_map, mem);
 	sp__xmap_fini(&prof->frame_map, mem);
 	sp__xmap_fini(&prof->count_map, mem);

@@ -60,8 +60,6 @@ static int collect_fn(void *ctx, uint64_t ts, uint32_t thread, uint32_t stack)
 	int err;
 
 	(void)ts;
-	if (thread < st->first || thread >= st->end)
-		return 0;
 	last = st->tail[t];
 	if (last != SS_NONE && st->runs[last].stack == stack &&
 	    st->runs[last].weight < UINT32_MAX) {
@@ -154,7 +152,8 @@ static int batch(struct ss_state *st, uint32_t first, uint32_t end)
 	if (!err) {
 		memset(st->head, 0xff, size);
 		memset(st->tail, 0xff, size);
-		err = sp__profile_each_sample(st->prof, collect_fn, st);
+		err = sp__profile_each_sample(st->prof, first, end, collect_fn,
+					      st);
 	}
 	for (t = first; !err && t < end; t++)
 		write_buffered(st, t);
@@ -168,8 +167,7 @@ static int stream_fn(void *ctx, uint64_t ts, uint32_t thread, uint32_t stack)
 	struct ss_state *st = ctx;
 
 	(void)ts;
-	if (thread != st->first)
-		return 0;
+	(void)thread;
 	if (st->cur_weight && st->cur_stack == stack &&
 	    st->cur_weight < UINT32_MAX) {
 		st->cur_weight++;
@@ -192,7 +190,8 @@ static int stream(struct ss_state *st, uint32_t thread)
 	for (st->weights = false; !err; st->weights = true) {
 		st->need_comma = false;
 		st->cur_weight = 0;
-		err = sp__profile_each_sample(st->prof, stream_fn, st);
+		err = sp__profile_each_sample(st->prof, thread, thread + 1,
+					      stream_fn, st);
 		if (st->cur_weight)
 			write_run(st, st->cur_stack, st->cur_weight);
 		if (st->weights)

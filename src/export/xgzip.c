@@ -43,9 +43,11 @@ static void zfree_hook(voidpf opaque, voidpf ptr)
 }
 
 int sp__xgzip_init(struct sp__xgzip *gz, const struct sp__xmem *mem,
-		   struct sp_sink *sink)
+		   struct sp_sink *sink, int level)
 {
 	memset(gz, 0, sizeof(*gz));
+	if (level < 1 || level > 9)
+		return -EINVAL;
 	gz->mem = mem;
 	gz->sink = sink;
 	gz->block = sp__xmem_alloc(mem, XGZIP_BLOCK);
@@ -54,7 +56,7 @@ int sp__xgzip_init(struct sp__xgzip *gz, const struct sp__xmem *mem,
 	gz->zs.zalloc = zalloc_hook;
 	gz->zs.zfree = zfree_hook;
 	gz->zs.opaque = (voidpf)(uintptr_t)mem; /* read-only use */
-	if (deflateInit2(&gz->zs, 6, Z_DEFLATED, XGZIP_WBITS, 8,
+	if (deflateInit2(&gz->zs, level, Z_DEFLATED, XGZIP_WBITS, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		sp__xgzip_fini(gz);
 		return -ENOMEM;

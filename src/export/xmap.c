@@ -104,10 +104,16 @@ bool sp__xmap_next(const struct sp__xmap *map, uint64_t key, size_t *pos,
 
 uint32_t sp__xmap_get(const struct sp__xmap *map, uint64_t key)
 {
-	size_t pos = 0;
-	uint32_t val;
+	size_t mask = map->cap - 1, i;
 
-	return sp__xmap_next(map, key, &pos, &val) ? val : XMAP_EMPTY;
+	/* Timeline formats look up every sample's stack: keep this lean. */
+	if (!map->cap)
+		return XMAP_EMPTY;
+	for (i = sp__xhash_u64(key) & mask; map->vals[i] != XMAP_EMPTY;
+	     i = (i + 1) & mask)
+		if (map->keys[i] == key)
+			return map->vals[i];
+	return XMAP_EMPTY;
 }
 
 void sp__xmap_fini(struct sp__xmap *map, const struct sp__xmem *mem)

@@ -93,24 +93,63 @@ void sp__xout_str(struct sp__xout *out, const char *s)
 	sp__xout_write(out, s, strlen(s));
 }
 
-void sp__xout_char(struct sp__xout *out, char c)
+void sp__xout_char_flush(struct sp__xout *out, char c)
 {
-	if (out->len == out->cap)
-		sp__xout_flush(out);
+	sp__xout_flush(out);
+	/* After an error the buffer is kept empty, so nothing piles up. */
 	if (!out->err)
 		out->buf[out->len++] = c;
 }
 
+/* Decimal digits of @v (1..20); four at a time, few values are large. */
+static size_t u64_digits(uint64_t v)
+{
+	size_t n = 1;
+
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
 void sp__xout_u64(struct sp__xout *out, uint64_t v)
 {
-	char tmp[24];
-	size_t n = sizeof(tmp);
+	static const char pairs[] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
+	size_t n = u64_digits(v), i = n;
+	char tmp[20], *p;
 
-	do {
-		tmp[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	sp__xout_write(out, tmp + n, sizeof(tmp) - n);
+	/*
+	 * Numbers are most of a timeline's bytes: format them in place, two
+	 * digits per division.
+	 */
+	p = out->cap - out->len >= n ? out->buf + out->len : tmp;
+	for (; v >= 100; v /= 100, i -= 2)
+		memcpy(p + i - 2, pairs + (v % 100) * 2, 2);
+	if (v >= 10)
+		memcpy(p, pairs + v * 2, 2);
+	else
+		p[0] = (char)('0' + v);
+	if (p == tmp)
+		sp__xout_write(out, tmp, n);
+	else
+		out->len += n;
 }
 
 void sp__xout_i64(struct sp__xout *out, int64_t v)

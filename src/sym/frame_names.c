@@ -185,8 +185,8 @@ struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 	e = sp__mem_alloc(mem, bytes);
 	if (!e)
 		return NULL;
-	e->key = key;
-	e->bytes = bytes;
+	e->hdr.key = key;
+	e->hdr.bytes = bytes;
 	e->count = (uint32_t)n;
 	e->reserved = 0;
 	cursor = (char *)&e->frames[n];
@@ -203,5 +203,5 @@ struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 
 void sp__sym_entry_free(const struct sp__mem *mem, struct sp__sym_entry *entry)
 {
-	sp__mem_free(mem, entry, entry->bytes);
+	sp__mem_free(mem, entry, entry->hdr.bytes);
 }

@@ -19,6 +19,12 @@
  * a reader claims one with an atomic exchange on its busy flag, starting
  * at a slot derived from its stack address so each thread tends to reuse
  * "its" record without contention. No read path allocates.
+ *
+ * The table knows entries only by their header (struct sp__sym_hdr: key
+ * and allocation size), so one implementation stores resolved frames,
+ * resolved stacks and the raw-frame index of a module-table symbolizer.
+ * Keys are unique except in the raw-frame index, whose keys are hashes:
+ * sp__sym_cache_find() probes past entries its caller does not want.
  */
 #include <errno.h>
 #include <string.h>
@@ -61,6 +67,13 @@ static struct sp__sym_table *table_new(const struct sp__mem *mem, size_t cap)
 static void table_free(struct sp__sym_table *t)
 {
 	sp__mem_free(t->mem, t, table_bytes(t->cap));
+}
+
+static void entry_free(const struct sp__mem *mem, uint64_t value)
+{
+	struct sp__sym_hdr *h = (struct sp__sym_hdr *)(uintptr_t)value;
+
+	sp__mem_free(mem, h, h->bytes);
 }
 
 /* ck_epoch callback: no reader can reach the old table any more. */
@@ -129,10 +142,7 @@ void sp__sym_cache_fini(struct sp__sym_cache *cache)
 	ck_epoch_barrier(&cache->writer);
 	for (i = 0; i < t->cap; i++)
 		if (t->slots[i].key)
-			sp__sym_entry_free(cache->mem,
-					   (struct sp__sym_entry *)(uintptr_t)t
-						   ->slots[i]
-						   .value);
+			entry_free(cache->mem, t->slots[i].value);
 	table_free(t);
 	sp__mem_free(cache->mem, cache->readers,
 		     SP_SYM_READERS * sizeof(*cache->readers));
@@ -168,8 +178,10 @@ void sp__sym_cache_leave(struct sp__sym_reader *reader)
 	atomic_store_explicit(&reader->busy, 0, memory_order_release);
 }
 
-const struct sp__sym_entry *sp__sym_cache_get(const struct sp__sym_cache *cache,
-					      uint64_t key)
+const struct sp__sym_hdr *
+sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
+		   bool (*match)(const struct sp__sym_hdr *, const void *),
+		   const void *ctx)
 {
 	const struct sp__sym_table *t = table_load(cache);
 	size_t mask = t->cap - 1;
@@ -178,14 +190,24 @@ const struct sp__sym_entry *sp__sym_cache_get(const struct sp__sym_cache *cache,
 	for (;;) {
 		/* Pairs with slot_insert()'s release store of the key. */
 		uint64_t k = sp__load_acquire_u64(&t->slots[i].key);
+		const struct sp__sym_hdr *h;
 
-		if (k == key)
-			return (const struct sp__sym_entry *)(uintptr_t)
-				sp__load_relaxed_u64(&t->slots[i].value);
 		if (!k)
 			return NULL;
+		if (k == key) {
+			h = (const struct sp__sym_hdr *)(uintptr_t)
+				sp__load_relaxed_u64(&t->slots[i].value);
+			if (!match || match(h, ctx))
+				return h;
+		}
 		i = (i + 1) & mask;
 	}
+}
+
+const struct sp__sym_hdr *sp__sym_cache_get(const struct sp__sym_cache *cache,
+					    uint64_t key)
+{
+	return sp__sym_cache_find(cache, key, NULL, NULL);
 }
 
 /* Copies every entry into a table twice as large and retires the old one. */
@@ -206,7 +228,7 @@ static int grow(struct sp__sym_cache *cache, struct sp__sym_table *old)
 	return 0;
 }
 
-int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_entry *entry)
+int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_hdr *entry)
 {
 	struct sp__sym_table *t = table_load(cache);
 	int err;
@@ -254,12 +276,11 @@ long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
 		return -ENOMEM;
 	for (i = 0; i < old->cap; i++) {
 		uint64_t key = old->slots[i].key;
-		void *entry = (void *)(uintptr_t)old->slots[i].value;
 
 		if (!key)
 			continue;
 		if (!pids || pid_listed(pids, n, sp__sym_key_pid(key))) {
-			sp__sym_entry_free(cache->mem, entry);
+			entry_free(cache->mem, old->slots[i].value);
 			dropped++;
 		} else {
 			slot_insert(t, key, old->slots[i].value);

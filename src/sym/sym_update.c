@@ -183,7 +183,10 @@ bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
 	       mod->deactivated_at > p->gen_start;
 }
 
-/* Sparse table of the spool's kernel PCs from the host's kallsyms. */
+/*
+ * Sparse table of the spool's kernel PCs from the host's kallsyms; the
+ * whole table for a module-table symbolizer (features §1.10).
+ */
 static struct sp__ksyms *load_host_ksyms(struct sp_symbolizer *sym)
 {
 	size_t n, cap = sp_spool_kernel_addresses(sym->spool, NULL, 0);
@@ -191,6 +194,12 @@ static struct sp__ksyms *load_host_ksyms(struct sp_symbolizer *sym)
 	uint64_t *pcs;
 
 	sym->ksyms_frames = sp_spool_frame_count(sym->spool);
+	if (sym->own_spool) {
+		/* A module table has no sampled PCs known up front: full table. */
+		if (sp__ksyms_load(&sym->mem, NULL, NULL, 0, sym->logger, &ks))
+			ks = NULL;
+		return ks;
+	}
 	if (!cap)
 		return NULL;
 	pcs = sp__mem_alloc(&sym->mem, cap * sizeof(*pcs));

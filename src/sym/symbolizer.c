@@ -53,6 +53,8 @@ static int read_opts(const struct sp_symbolizer_opts *opts,
 		return -EINVAL;
 	if (o->native && !o->native->lookup)
 		return -EINVAL;
+	if (o->stack_cache > SP_STACK_CACHE_EXTERNAL)
+		return -EINVAL;
 	return 0;
 }
 
@@ -81,6 +83,7 @@ static int copy_opts(struct sp_symbolizer *sym,
 
 	sym->logger = o->logger;
 	sym->flags = o->flags;
+	sym->stack_cache = o->stack_cache;
 	if (o->native) {
 		sym->plugin = *o->native;
 		sym->has_plugin = true;
@@ -154,17 +157,15 @@ static int setup(struct sp_symbolizer *sym, const struct sp_symbolizer_opts *o)
 			      sym->logger, &sym->ksyms);
 }
 
-SP_API int sp_symbolizer_new(const struct sp_spool *spool,
-			     const struct sp_symbolizer_opts *opts,
-			     struct sp_symbolizer **out)
+int sp__sym_new(const struct sp_spool *spool, const struct sp_module *mods,
+		size_t n, const struct sp_symbolizer_opts *opts,
+		struct sp_symbolizer **out)
 {
 	struct sp_symbolizer_opts o;
 	struct sp__mem mem;
 	struct sp_symbolizer *sym;
 	int err;
 
-	if (!spool || !out)
-		return -EINVAL;
 	err = read_opts(opts, &o);
 	if (err)
 		return err;
@@ -180,13 +181,25 @@ SP_API int sp_symbolizer_new(const struct sp_spool *spool,
 		sp__mem_free(&mem, sym, sizeof(*sym));
 		return -err;
 	}
-	err = setup(sym, &o);
+	if (!spool)
+		err = sp__sym_table_init(sym, mods, n);
+	if (!err)
+		err = setup(sym, &o);
 	if (err) {
 		sp_symbolizer_free(sym);
 		return err;
 	}
 	*out = sym;
 	return 0;
+}
+
+SP_API int sp_symbolizer_new(const struct sp_spool *spool,
+			     const struct sp_symbolizer_opts *opts,
+			     struct sp_symbolizer **out)
+{
+	if (!spool || !out)
+		return -EINVAL;
+	return sp__sym_new(spool, NULL, 0, opts, out);
 }
 
 static void free_backends(struct sp_symbolizer *sym)
@@ -239,6 +252,8 @@ SP_API void sp_symbolizer_free(struct sp_symbolizer *sym)
 	sp__vec_fini(&sym->python_off, &mem);
 	sp__vec_fini(&sym->invalid_pids, &mem);
 	sp__arena_fini(&sym->arena, &mem);
+	/* Last: cached entries and modules borrowed its module paths. */
+	sp__sym_table_fini(sym);
 	pthread_mutex_destroy(&sym->lock);
 	sp__mem_free(&mem, sym, sizeof(*sym));
 }
@@ -616,7 +631,7 @@ static int insert_chain(struct sp_symbolizer *sym, uint64_t key, int n,
 	e = sp__sym_entry_new(&sym->mem, key, sym->chain, (size_t)n, borrowed);
 	if (!e)
 		return -ENOMEM;
-	err = sp__sym_cache_put(&sym->cache, e);
+	err = sp__sym_cache_put(&sym->cache, &e->hdr);
 	if (err)
 		sp__sym_entry_free(&sym->mem, e);
 	return err;
@@ -713,9 +728,8 @@ static void batch_clear(struct sp_symbolizer *sym)
 	sym->batch_out.len = 0;
 }
 
-/* Resolves every frame of @ids not cached yet (lock held). */
-static int resolve_misses(struct sp_symbolizer *sym, int32_t pid,
-			  const uint32_t *ids, size_t count)
+int sp__sym_resolve_misses(struct sp_symbolizer *sym, int32_t pid,
+			   const uint32_t *ids, size_t count)
 {
 	struct user_ctx u;
 	size_t i;
@@ -744,13 +758,8 @@ static int resolve_misses(struct sp_symbolizer *sym, int32_t pid,
 
 /* ---- public resolve ---- */
 
-static bool valid_pid(int32_t pid)
-{
-	return pid >= SP_SYM_PID_MIN && pid <= SP_SYM_PID_MAX;
-}
-
 static const struct sp__sym_entry *lookup_shared(struct sp_symbolizer *sym,
-						 uint64_t key)
+						 int32_t pid, uint32_t frame_id)
 {
 	struct sp__sym_reader *r = sp__sym_cache_enter(&sym->cache);
 	const struct sp__sym_entry *e;
@@ -758,11 +767,11 @@ static const struct sp__sym_entry *lookup_shared(struct sp_symbolizer *sym,
 	if (!r) {
 		/* Every epoch record is taken: read under the writer lock. */
 		pthread_mutex_lock(&sym->lock);
-		e = sp__sym_cache_get(&sym->cache, key);
+		e = sp__sym_cache_frame(&sym->cache, pid, frame_id);
 		pthread_mutex_unlock(&sym->lock);
 		return e;
 	}
-	e = sp__sym_cache_get(&sym->cache, key);
+	e = sp__sym_cache_frame(&sym->cache, pid, frame_id);
 	sp__sym_cache_leave(r);
 	return e;
 }
@@ -771,117 +780,21 @@ SP_API int sp_symbolizer_resolve_frame(struct sp_symbolizer *sym,
 				       uint32_t frame_id, int32_t pid,
 				       const struct sp_resolved_frame **out)
 {
-	uint64_t key = sp__sym_key(pid, frame_id);
 	const struct sp__sym_entry *e;
 	int err;
 
-	if (!sym || !out || !valid_pid(pid) ||
-	    frame_id >= sp_spool_frame_count(sym->spool))
+	if (!sym || !out || !sp__sym_valid_pid(pid) ||
+	    frame_id >= sp__sym_frame_limit(sym))
 		return -EINVAL;
-	e = lookup_shared(sym, key);
+	e = lookup_shared(sym, pid, frame_id);
 	if (!e) {
 		pthread_mutex_lock(&sym->lock);
-		err = resolve_misses(sym, pid, &frame_id, 1);
-		e = sp__sym_cache_get(&sym->cache, key);
+		err = sp__sym_resolve_misses(sym, pid, &frame_id, 1);
+		e = sp__sym_cache_frame(&sym->cache, pid, frame_id);
 		pthread_mutex_unlock(&sym->lock);
 		if (err)
 			return err;
 	}
 	*out = e->frames;
 	return (int)e->count;
-}
-
-/*
- * One pass over stack @stack: stores pointers to cached frames (leaf
- * first, inline chains innermost first) and counts them in *@total.
- * Returns 0, 1 at the first frame that is not cached, or -EINVAL.
- */
-static int stack_pass(struct sp_symbolizer *sym, uint32_t stack, int32_t pid,
-		      const struct sp_resolved_frame **out, size_t cap,
-		      size_t *total)
-{
-	uint32_t limit = sp_spool_stack_count(sym->spool), seen = 0;
-	struct sp_stack_node node;
-	size_t t = 0;
-
-	while (stack != SP_NO_PARENT) {
-		const struct sp__sym_entry *e;
-		uint32_t j;
-
-		/* Parents precede children in a valid spool; never loop. */
-		if (seen++ >= limit ||
-		    sp_spool_stack_node(sym->spool, stack, &node))
-			return -EINVAL;
-		e = sp__sym_cache_get(&sym->cache,
-				      sp__sym_key(pid, node.frame));
-		if (!e)
-			return 1;
-		for (j = 0; j < e->count; j++, t++)
-			if (t < cap)
-				out[t] = &e->frames[j];
-		stack = node.parent;
-	}
-	*total = t;
-	return 0;
-}
-
-static int collect_frames(struct sp_symbolizer *sym, uint32_t stack)
-{
-	uint32_t limit = sp_spool_stack_count(sym->spool), seen = 0;
-	struct sp_stack_node node;
-
-	sym->miss_ids.len = 0;
-	while (stack != SP_NO_PARENT) {
-		if (seen++ >= limit ||
-		    sp_spool_stack_node(sym->spool, stack, &node))
-			return -EINVAL;
-		if (sp__vec_push(&sym->miss_ids, &sym->mem, &node.frame))
-			return -ENOMEM;
-		stack = node.parent;
-	}
-	return 0;
-}
-
-/* Miss path: resolve the whole stack and read it back, all under the lock. */
-static int stack_slow(struct sp_symbolizer *sym, uint32_t stack, int32_t pid,
-		      const struct sp_resolved_frame **out, size_t cap,
-		      size_t *total)
-{
-	int err;
-
-	pthread_mutex_lock(&sym->lock);
-	err = collect_frames(sym, stack);
-	if (!err)
-		err = resolve_misses(sym, pid, sym->miss_ids.data,
-				     sym->miss_ids.len);
-	if (!err)
-		err = stack_pass(sym, stack, pid, out, cap, total);
-	pthread_mutex_unlock(&sym->lock);
-	return err > 0 ? -EINVAL : err;
-}
-
-SP_API int sp_symbolizer_resolve_stack(struct sp_symbolizer *sym,
-				       uint32_t stack, int32_t pid,
-				       const struct sp_resolved_frame **out,
-				       size_t cap)
-{
-	struct sp__sym_reader *r;
-	size_t total = 0;
-	int err;
-
-	if (!sym || (!out && cap) || !valid_pid(pid) ||
-	    stack >= sp_spool_stack_count(sym->spool))
-		return -EINVAL;
-	r = sp__sym_cache_enter(&sym->cache);
-	if (r) {
-		err = stack_pass(sym, stack, pid, out, cap, &total);
-		sp__sym_cache_leave(r);
-	} else {
-		err = 1;
-	}
-	if (err == 1)
-		err = stack_slow(sym, stack, pid, out, cap, &total);
-	if (err)
-		return err;
-	return total > INT32_MAX ? INT32_MAX : (int)total;
 }

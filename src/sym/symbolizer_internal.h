@@ -27,39 +27,81 @@
  * touching entries of other processes. Module paths are not copied: they
  * point into the spool, which outlives the symbolizer.
  *
- * Entries live in an SPMC open-addressing table (sym_cache.c): misses are
- * computed and inserted under sym->lock, hits are lock-free reads inside a
- * ck_epoch section, and a grown table's old slot array is freed through
- * ck_epoch_call once no reader can still see it. ck_ht/ck_hs were not used
- * because their struct ck_malloc callbacks carry no context pointer, so
- * they cannot allocate through the per-object allocator (STYLE R15)
- * without process-global state.
+ * With the internal stack cache, a resolved (pid, stack id) is one more
+ * entry in the same table: an array of pointers into the frame entries of
+ * the same pid, leaf first, inline chains expanded. Invalidation drops a
+ * pid's frames and stacks together, so a stack entry never outlives the
+ * frames it points to.
+ *
+ *   struct sp__sym_stack | frames[count] (const struct sp_resolved_frame *)
+ *
+ * Entries live in an SPMC open-addressing table (sym_cache.c) that only
+ * knows their common header (key, size): misses are computed and inserted
+ * under sym->lock, hits are lock-free reads inside a ck_epoch section, and
+ * a grown table's old slot array is freed through ck_epoch_call once no
+ * reader can still see it. ck_ht/ck_hs were not used because their struct
+ * ck_malloc callbacks carry no context pointer, so they cannot allocate
+ * through the per-object allocator (STYLE R15) without process-global
+ * state.
  */
 
-struct sp__sym_entry {
+/* What the table knows of an entry: its key and its allocation size. */
+struct sp__sym_hdr {
 	uint64_t key;
 	size_t bytes; /* size of the whole allocation */
+};
+
+struct sp__sym_entry {
+	struct sp__sym_hdr hdr; /* first: the table sees only this */
 	uint32_t count;
 	uint32_t reserved;
 	struct sp_resolved_frame frames[];
 };
 
+struct sp__sym_stack {
+	struct sp__sym_hdr hdr; /* first: the table sees only this */
+	uint32_t count;
+	uint32_t reserved;
+	const struct sp_resolved_frame *frames[];
+};
+
+/* The entry a header found by the table belongs to (NULL stays NULL). */
+static inline const struct sp__sym_entry *
+sp__sym_entry_of(const struct sp__sym_hdr *h)
+{
+	return (const struct sp__sym_entry *)(const void *)h;
+}
+
+static inline const struct sp__sym_stack *
+sp__sym_stack_of(const struct sp__sym_hdr *h)
+{
+	return (const struct sp__sym_stack *)(const void *)h;
+}
+
 /*
  * Key of (pid, frame id): bit 63 set so that 0 (empty slot) is never a
- * key, pid + 1 in bits 32..62 (pids -1 .. 0x7ffffffe), the frame id below.
+ * key, bit 62 set for a whole stack (the low bits are then a stack id),
+ * pid + 1 in bits 32..61 (pids -1 .. 0x3ffffffe; Linux caps pids at
+ * 2^22), the frame or stack id below.
  */
 #define SP_SYM_KEY_TAG (1ull << 63)
+#define SP_SYM_KEY_STACK (1ull << 62)
 #define SP_SYM_PID_MIN (-1)
-#define SP_SYM_PID_MAX 0x7ffffffe
+#define SP_SYM_PID_MAX 0x3ffffffe
 
 static inline uint64_t sp__sym_key(int32_t pid, uint32_t frame_id)
 {
 	return SP_SYM_KEY_TAG | (uint64_t)(uint32_t)(pid + 1) << 32 | frame_id;
 }
 
+static inline uint64_t sp__sym_stack_key(int32_t pid, uint32_t stack)
+{
+	return sp__sym_key(pid, stack) | SP_SYM_KEY_STACK;
+}
+
 static inline int32_t sp__sym_key_pid(uint64_t key)
 {
-	return (int32_t)((key >> 32) & 0x7fffffffu) - 1;
+	return (int32_t)((key >> 32) & 0x3fffffffu) - 1;
 }
 
 /* Readers that may be inside an epoch section at the same time. */
@@ -93,17 +135,42 @@ struct sp__sym_reader *sp__sym_cache_enter(struct sp__sym_cache *cache);
 void sp__sym_cache_leave(struct sp__sym_reader *reader);
 
 /* Lock-free lookup; call inside a read section or under the writer lock. */
-const struct sp__sym_entry *sp__sym_cache_get(const struct sp__sym_cache *cache,
-					      uint64_t key);
+const struct sp__sym_hdr *sp__sym_cache_get(const struct sp__sym_cache *cache,
+					    uint64_t key);
+/*
+ * Same, for tables whose keys are hashes that may collide: returns the
+ * first entry of @key for which @match(entry, @ctx) is true.
+ */
+const struct sp__sym_hdr *
+sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
+		   bool (*match)(const struct sp__sym_hdr *, const void *),
+		   const void *ctx);
 /* Inserts @entry (key not present). Writer lock held. 0 or -ENOMEM. */
-int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_entry *entry);
+int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_hdr *entry);
 /*
  * Frees every entry of the sorted @pids (every entry when @pids is NULL)
- * and rebuilds the table without them. No reader may run. Returns the number of entries dropped or
- * -ENOMEM (then nothing changed).
+ * and rebuilds the table without them. No reader may run. Returns the
+ * number of entries dropped or -ENOMEM (then nothing changed).
  */
 long sp__sym_cache_drop_pids(struct sp__sym_cache *cache, const int32_t *pids,
 			     size_t n);
+
+/* Convenience lookups of the two kinds of entries. */
+static inline const struct sp__sym_entry *
+sp__sym_cache_frame(const struct sp__sym_cache *cache, int32_t pid,
+		    uint32_t frame_id)
+{
+	return sp__sym_entry_of(
+		sp__sym_cache_get(cache, sp__sym_key(pid, frame_id)));
+}
+
+static inline const struct sp__sym_stack *
+sp__sym_cache_stack(const struct sp__sym_cache *cache, int32_t pid,
+		    uint32_t stack)
+{
+	return sp__sym_stack_of(
+		sp__sym_cache_get(cache, sp__sym_stack_key(pid, stack)));
+}
 
 /* Per-module state, indexed by spool module id. */
 struct sp__sym_module {
@@ -157,6 +224,14 @@ struct sp_symbolizer {
 
 	struct sp__sym_cache cache;
 	bool cache_ready;
+	uint32_t stack_cache; /* enum sp_stack_cache */
+
+	/* Module-table symbolizers only (sym_modules.c). */
+	struct sp_spool *own_spool;	/* the table and interned raw frames */
+	struct sp__sym_cache raw_index; /* raw frame -> interned id */
+	bool raw_ready;
+	atomic_uint raw_frames; /* frames interned; published after each */
+
 	/* Serializes misses: everything below is touched only under it. */
 	pthread_mutex_t lock;
 	struct sp__image_cache *images;
@@ -208,7 +283,23 @@ void sp__sym_address_name(char *buf, size_t len, const char *prefix,
 			  uint64_t ip);
 void sp__sym_unknown_name(char *buf, size_t len, uint64_t ip);
 
-/* ---- symbolizer.c (called by sym_update.c) ---- */
+/* ---- symbolizer.c (called by sym_update.c, sym_stack.c, sym_modules.c) ---- */
+
+/*
+ * Creates a symbolizer over @spool, or when @spool is NULL over a store
+ * built from the module table @mods/@n (sp__sym_table_init).
+ */
+int sp__sym_new(const struct sp_spool *spool, const struct sp_module *mods,
+		size_t n, const struct sp_symbolizer_opts *opts,
+		struct sp_symbolizer **out);
+/* Resolves and caches every frame of @ids not cached yet (lock held). */
+int sp__sym_resolve_misses(struct sp_symbolizer *sym, int32_t pid,
+			   const uint32_t *ids, size_t count);
+
+static inline bool sp__sym_valid_pid(int32_t pid)
+{
+	return pid >= SP_SYM_PID_MIN && pid <= SP_SYM_PID_MAX;
+}
 
 /* Looks up or creates the state of @pid (lock held). NULL on -ENOMEM. */
 struct sp__sym_pid *sp__sym_pid_state(struct sp_symbolizer *sym, int32_t pid,
@@ -233,5 +324,18 @@ int sp__sym_scan_generations(struct sp_symbolizer *sym);
  */
 bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
 			      uint32_t frame_id, const struct sp_module *mod);
+
+/* ---- sym_modules.c: module-table symbolizers ---- */
+
+/*
+ * Builds sym->own_spool from the table (validated: -EINVAL) and the raw
+ * frame index. Returns 0, -EINVAL, -ENOMEM.
+ */
+int sp__sym_table_init(struct sp_symbolizer *sym, const struct sp_module *mods,
+		       size_t n);
+/* Frees what sp__sym_table_init built (after the result cache). */
+void sp__sym_table_fini(struct sp_symbolizer *sym);
+/* Frame ids below this may be resolved; safe to call without the lock. */
+uint32_t sp__sym_frame_limit(const struct sp_symbolizer *sym);
 
 #endif /* SP_SYMBOLIZER_INTERNAL_H */

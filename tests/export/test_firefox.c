@@ -7,6 +7,12 @@
  * which validates the processed-format fields and prints every sample's
  * (tid, root-first names); those counts must equal what a Snapshot plus a
  * Symbolizer give for the same spool. python3 missing: skip.
+ *
+ * A profile of LARGE_SAMPLES samples (above firefox.c's threshold for
+ * zlib's fastest level) checks that large exports are deflated at that
+ * level (the gzip header's XFL byte says so: 4 = fastest, 0 = default)
+ * while small ones keep the default, and that the fast path still
+ * carries every sample of every thread.
  */
 #define _GNU_SOURCE /* memmem */
 #include <sys/wait.h>
@@ -51,6 +57,81 @@ static void run_checker(const char *checker, const struct gzt *t,
 	CHECK_EQ_INT(WEXITSTATUS(pclose(p)), 0);
 }
 
+#define LARGE_SAMPLES 70000u
+#define LARGE_THREADS 3
+#define LARGE_STACKS 4
+
+/* The XFL byte of the gzip header of @t's Firefox export. */
+static int gzip_xfl(const struct gzt *t)
+{
+	struct sp_sink *sink;
+	const void *data;
+	size_t len;
+	int xfl;
+
+	CHECK_OK(sp_sink_new_memory(NULL, &sink));
+	CHECK_OK(sp_export(t->spool, SP_EXPORT_FIREFOX, sink, &t->opts));
+	CHECK_OK(sp_sink_memory_data(sink, &data, &len));
+	CHECK(len > 10);
+	xfl = ((const unsigned char *)data)[8];
+	sp_sink_free(sink);
+	return xfl;
+}
+
+/* Sample i: stack i % LARGE_STACKS on thread (i / 7) % LARGE_THREADS. */
+static void write_large(struct gzt *t)
+{
+	struct sp_frame fr[3];
+	struct sp_writer *w;
+	struct sp_sink *sink;
+	uint32_t i, d;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/sp-export-ffl-XXXXXX");
+	CHECK_PTR(mkdtemp(t->dir));
+	snprintf(t->spool, sizeof(t->spool), "%s/large.spool", t->dir);
+	t->pid = 4242;
+	CHECK_OK(sp_sink_open_file(t->spool, NULL, &sink));
+	CHECK_OK(sp_writer_new(sink, NULL, &w));
+	for (i = 0; i < LARGE_SAMPLES; i++) {
+		for (d = 0; d < 3; d++)
+			fr[d] = gzt_raw(0x500000 + 0x100 * (i % LARGE_STACKS) +
+						0x10 * d,
+					SP_FRAME_USER);
+		CHECK_OK(sp_writer_sample(
+			w, 1000000ull * (i + 1), t->pid,
+			t->pid + (int32_t)((i / 7) % LARGE_THREADS), fr, 3));
+	}
+	CHECK_OK(sp_writer_finish(w));
+	sp_writer_free(w);
+	t->symopts.size = sizeof(t->symopts);
+	t->symopts.flags = SP_SYMBOLIZER_NO_KERNEL | SP_SYMBOLIZER_NO_PERF_MAPS;
+	t->opts.size = sizeof(t->opts);
+	t->opts.symbolizer = &t->symopts;
+}
+
+static void test_large(const char *checker)
+{
+	struct gzt_stacks got;
+	unsigned char *json;
+	uint64_t total = 0;
+	struct gzt t;
+	size_t len, i;
+
+	write_large(&t);
+	CHECK_EQ_INT(gzip_xfl(&t), 4);
+	gzt_export(&t, SP_EXPORT_FIREFOX, &json, &len);
+	run_checker(checker, &t, json, len, &got);
+	/* Every (thread, stack) pair occurs, and no sample is lost. */
+	CHECK_EQ(got.n, LARGE_THREADS * LARGE_STACKS);
+	for (i = 0; i < got.n; i++)
+		total += got.v[i].count;
+	CHECK_EQ(total, LARGE_SAMPLES);
+	gzt_stacks_free(&got);
+	free(json);
+	gzt_teardown(&t);
+}
+
 static void test_profile(const char *checker)
 {
 	struct gzt_stacks got, want;
@@ -59,6 +140,7 @@ static void test_profile(const char *checker)
 	size_t len;
 
 	gzt_setup(&t, 0);
+	CHECK_EQ_INT(gzip_xfl(&t), 0); /* small: zlib's default level */
 	gzt_export(&t, SP_EXPORT_FIREFOX, &json, &len);
 	CHECK(memmem(json, len, "\"preprocessedProfileVersion\":58", 31));
 	/* Header start 1.7e15 us = 1.7e12 ms; first sample is the anchor. */
@@ -104,5 +186,6 @@ int main(int argc, char **argv)
 	snprintf(checker, sizeof(checker), "%s/firefox_check.py", argv[1]);
 	test_profile(checker);
 	test_empty(checker);
+	test_large(checker);
 	return T_EXIT_PASS;
 }

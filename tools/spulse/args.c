@@ -15,7 +15,27 @@
 #include "args.h"
 #include "spulse.h"
 
-int spulse_parse_file_args(const char *cmd, int argc, char **argv,
+/* One option word @argv[*i]: -1 to go on, else an exit status. */
+static int parse_option(const char *cmd, void (*usage)(FILE *f), int argc,
+			char **argv,
+			int (*opt)(void *ctx, int argc, char **argv, int *i),
+			void *ctx, int *i)
+{
+	const char *a = argv[*i];
+	int st;
+
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		usage(stdout);
+		return SPULSE_EXIT_OK;
+	}
+	st = opt(ctx, argc, argv, i);
+	if (st == SPULSE_OPT_UNKNOWN)
+		return spulse_usage_error(cmd, "unknown option", a);
+	return st;
+}
+
+int spulse_parse_file_args(const char *cmd, void (*usage)(FILE *f), int argc,
+			   char **argv,
 			   int (*opt)(void *ctx, int argc, char **argv, int *i),
 			   void *ctx, const char **path)
 {
@@ -32,7 +52,8 @@ int spulse_parse_file_args(const char *cmd, int argc, char **argv,
 			*path = a;
 		} else if (strcmp(a, "--") == 0) {
 			dashdash = true;
-		} else if ((st = opt(ctx, argc, argv, &i)) >= 0) {
+		} else if ((st = parse_option(cmd, usage, argc, argv, opt, ctx,
+					      &i)) >= 0) {
 			return st;
 		}
 	}

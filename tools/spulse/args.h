@@ -3,6 +3,8 @@
 #ifndef SPULSE_ARGS_H
 #define SPULSE_ARGS_H
 
+#include <stdio.h>
+
 /*
  * `spulse report`, `top` and `export` take the same shape of command line:
  * exactly one FILE anywhere among the options, "--" ending the options
@@ -12,15 +14,23 @@
  *
  * Every parser here returns -1 to go on, or an exit status (0 for --help,
  * SPULSE_EXIT_USAGE after printing the usage error) to return at once.
+ * The loop also owns what every command shares: -h/--help and the
+ * "unknown option" error.
  */
+
+/* What an option parser returns for an option it does not know. */
+#define SPULSE_OPT_UNKNOWN (-2)
 
 /*
  * spulse_parse_file_args walks argv[1..argc) of command @cmd: words that
- * are not options fill *@path (a second one is an "extra argument"); every
- * option goes to @opt(@ctx, argc, argv, &i), which advances i past a value
- * it consumes. A missing FILE is a usage error.
+ * are not options fill *@path (a second one is an "extra argument");
+ * -h and --help print @usage to stdout and return 0; every other option
+ * goes to @opt(@ctx, argc, argv, &i), which advances i past a value it
+ * consumes, and may return SPULSE_OPT_UNKNOWN (a usage error). A missing
+ * FILE is a usage error.
  */
-int spulse_parse_file_args(const char *cmd, int argc, char **argv,
+int spulse_parse_file_args(const char *cmd, void (*usage)(FILE *f), int argc,
+			   char **argv,
 			   int (*opt)(void *ctx, int argc, char **argv, int *i),
 			   void *ctx, const char **path);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "formats.h"
 #include "spulse.h"
 
 struct export_args {
@@ -23,18 +24,6 @@ struct export_args {
 	bool has_format;
 	uint32_t flags;
 	int32_t pid;
-};
-
-static const struct {
-	const char *name;
-	enum sp_export_format format;
-} formats[] = {
-	{ "folded", SP_EXPORT_FOLDED },
-	{ "flamegraph", SP_EXPORT_FLAMEGRAPH },
-	{ "icicle", SP_EXPORT_ICICLE },
-	{ "speedscope", SP_EXPORT_SPEEDSCOPE },
-	{ "firefox", SP_EXPORT_FIREFOX },
-	{ "pprof", SP_EXPORT_PPROF },
 };
 
 void spulse_export_usage(FILE *f)
@@ -67,14 +56,9 @@ void spulse_export_usage(FILE *f)
 
 static int parse_format(const char *v, struct export_args *a)
 {
-	size_t i;
-
-	for (i = 0; v && i < sizeof(formats) / sizeof(formats[0]); i++) {
-		if (strcmp(v, formats[i].name) == 0) {
-			a->format = formats[i].format;
-			a->has_format = true;
-			return -1;
-		}
+	if (spulse_export_format_parse(v, &a->format) == 0) {
+		a->has_format = true;
+		return -1;
 	}
 	return spulse_usage_error("export",
 				  v ? "unknown format" : "missing value for",
@@ -134,11 +118,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		st = parse_annotate(next, a);
 	else if (strcmp(o, "--no-inline") == 0)
 		a->flags |= SP_EXPORT_NO_INLINE, takes = false;
-	else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-		spulse_export_usage(stdout);
-		return SPULSE_EXIT_OK;
-	} else
-		return spulse_usage_error("export", "unknown option", o);
+	else
+		return SPULSE_OPT_UNKNOWN;
 	if (st >= 0)
 		return st;
 	if (takes && !next)
@@ -149,8 +130,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
-	int st = spulse_parse_file_args("export", argc, argv, parse_opt, a,
-					&a->path);
+	int st = spulse_parse_file_args("export", spulse_export_usage, argc,
+					argv, parse_opt, a, &a->path);
 
 	if (st >= 0)
 		return st;

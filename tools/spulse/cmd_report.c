@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "funcs.h"
 #include "spulse.h"
 
 #define TREE_MAX_DEPTH 512
@@ -41,13 +42,6 @@ struct stack_entry {
 	size_t depth;
 };
 
-struct func {
-	const char *name;
-	const char *module;
-	uint64_t self, total;
-	size_t mark; /* last stack that counted total */
-};
-
 struct tree_node {
 	uint32_t func;
 	uint64_t count;
@@ -56,11 +50,8 @@ struct tree_node {
 
 struct report {
 	struct stack_entry *entries;
-	size_t nentries, cap; /* open addressing: cap slots, count 0 = free */
-	struct func *funcs;
-	size_t nfuncs, func_cap;
-	size_t *func_index; /* hash slots: index + 1 */
-	size_t func_index_cap;
+	size_t nentries, cap;	/* open addressing: cap slots, count 0 = free */
+	struct spulse_funcs fn; /* borrowed names; mark: last entry counted */
 	uint32_t *func_ids;
 	size_t nfunc_ids, func_ids_cap;
 	uint64_t samples, truncated, origins[5];
@@ -115,11 +106,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 			o->top = (unsigned)v;
 		else
 			o->pid = (int32_t)v, o->has_pid = true;
-	} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-		spulse_report_usage(stdout);
-		return SPULSE_EXIT_OK;
 	} else {
-		return spulse_usage_error("report", "unknown option", a);
+		return SPULSE_OPT_UNKNOWN;
 	}
 	return -1;
 }
@@ -129,8 +117,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	int st;
 
 	o->top = 20;
-	st = spulse_parse_file_args("report", argc, argv, parse_opt, o,
-				    &o->path);
+	st = spulse_parse_file_args("report", spulse_report_usage, argc, argv,
+				    parse_opt, o, &o->path);
 	if (st >= 0)
 		return st;
 	if (o->folded && o->tree)
@@ -146,13 +134,6 @@ static uint64_t mix(uint64_t h)
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
-}
-
-static uint64_t hash_str(const char *s, uint64_t h)
-{
-	while (s && *s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return mix(h);
 }
 
 /* ---- pass 1: samples per (thread, stack) ---- */
@@ -239,63 +220,6 @@ static int count_samples(struct sp_replay *replay, const struct report_opts *o,
 
 /* ---- functions ---- */
 
-static int funcs_grow(struct report *r)
-{
-	size_t i, cap = r->func_index_cap ? r->func_index_cap * 2 : 1024;
-	size_t *idx = calloc(cap, sizeof(*idx));
-	struct func *f = realloc(r->funcs, cap / 2 * sizeof(*f));
-
-	if (!idx || !f) {
-		free(idx);
-		if (f)
-			r->funcs = f;
-		return -ENOMEM;
-	}
-	r->funcs = f;
-	r->func_cap = cap / 2;
-	for (i = 0; i < r->nfuncs; i++) {
-		size_t j = hash_str(f[i].module, hash_str(f[i].name, 0)) &
-			   (cap - 1);
-
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = i + 1;
-	}
-	free(r->func_index);
-	r->func_index = idx;
-	r->func_index_cap = cap;
-	return 0;
-}
-
-static bool same(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* Interns (name, module); the strings live as long as the symbolizer. */
-static long func_id(struct report *r, const struct sp_resolved_frame *fr)
-{
-	size_t j, mask;
-
-	if (r->nfuncs + 1 > r->func_cap && funcs_grow(r))
-		return -ENOMEM;
-	mask = r->func_index_cap - 1;
-	j = hash_str(fr->module, hash_str(fr->name, 0)) & mask;
-	while (r->func_index[j]) {
-		struct func *f = &r->funcs[r->func_index[j] - 1];
-
-		if (same(f->name, fr->name) && same(f->module, fr->module))
-			return (long)(r->func_index[j] - 1);
-		j = (j + 1) & mask;
-	}
-	memset(&r->funcs[r->nfuncs], 0, sizeof(r->funcs[0]));
-	r->funcs[r->nfuncs].name = fr->name;
-	r->funcs[r->nfuncs].module = fr->module;
-	r->funcs[r->nfuncs].mark = SIZE_MAX;
-	r->func_index[j] = ++r->nfuncs;
-	return (long)(r->nfuncs - 1);
-}
-
 static int push_func_id(struct report *r, uint32_t id)
 {
 	if (r->nfunc_ids == r->func_ids_cap) {
@@ -324,20 +248,21 @@ static int account(struct report *r, size_t ei,
 	e->funcs = r->nfunc_ids;
 	e->depth = n;
 	for (i = n; i-- > 0;) {
-		long id = func_id(r, fr[i]);
+		long id =
+			spulse_funcs_intern(&r->fn, fr[i]->name, fr[i]->module);
 
 		if (id < 0 || push_func_id(r, (uint32_t)id))
 			return -ENOMEM;
-		if (r->funcs[id].mark != ei) {
-			r->funcs[id].mark = ei;
-			r->funcs[id].total += e->count;
+		if (r->fn.v[id].mark != ei) {
+			r->fn.v[id].mark = ei;
+			r->fn.v[id].total += e->count;
 		}
 		if (fr[i]->origin < 5)
 			r->origins[fr[i]->origin] += e->count;
 		truncated |= (fr[i]->flags & SP_RESOLVED_TRUNCATED_STACK) != 0;
 	}
 	if (n)
-		r->funcs[r->func_ids[e->funcs + n - 1]].self += e->count;
+		r->fn.v[r->func_ids[e->funcs + n - 1]].self += e->count;
 	if (truncated)
 		r->truncated += e->count;
 	return 0;
@@ -381,43 +306,18 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void put_func(const struct func *f)
-{
-	spulse_put_text(stdout, f->name, strlen(f->name), false);
-	if (f->module) {
-		const char *base = strrchr(f->module, '/');
-
-		base = base ? base + 1 : f->module;
-		fputs("  [", stdout);
-		spulse_put_text(stdout, base, strlen(base), false);
-		putchar(']');
-	}
-}
-
-static int cmp_self(const void *a, const void *b, const struct func *f)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (f[x].self != f[y].self)
-		return f[x].self < f[y].self ? 1 : -1;
-	return strcmp(f[x].name, f[y].name);
-}
-
-static const struct func *sort_funcs; /* qsort has no context argument */
+static const struct spulse_func *sort_funcs; /* qsort has no context argument */
 
 static int cmp_self_cb(const void *a, const void *b)
 {
-	return cmp_self(a, b, sort_funcs);
+	return spulse_func_cmp(&sort_funcs[*(const uint32_t *)a],
+			       &sort_funcs[*(const uint32_t *)b], false);
 }
 
 static int cmp_total_cb(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct func *f = sort_funcs;
-
-	if (f[x].total != f[y].total)
-		return f[x].total < f[y].total ? 1 : -1;
-	return strcmp(f[x].name, f[y].name);
+	return spulse_func_cmp(&sort_funcs[*(const uint32_t *)a],
+			       &sort_funcs[*(const uint32_t *)b], true);
 }
 
 static void print_table(const struct report *r, uint32_t *order, bool self,
@@ -425,21 +325,21 @@ static void print_table(const struct report *r, uint32_t *order, bool self,
 {
 	size_t i;
 
-	sort_funcs = r->funcs;
-	qsort(order, r->nfuncs, sizeof(*order),
+	sort_funcs = r->fn.v;
+	qsort(order, r->fn.n, sizeof(*order),
 	      self ? cmp_self_cb : cmp_total_cb);
 	printf("\ntop functions by %s samples:\n", self ? "self" : "total");
 	printf("  %10s %7s %10s %7s  function  [module]\n", "self", "self%",
 	       "total", "total%");
-	for (i = 0; i < r->nfuncs && i < top; i++) {
-		const struct func *f = &r->funcs[order[i]];
+	for (i = 0; i < r->fn.n && i < top; i++) {
+		const struct spulse_func *f = &r->fn.v[order[i]];
 
 		if (self ? !f->self : !f->total)
 			break;
 		printf("  %10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ",
 		       f->self, pct(f->self, r->samples), f->total,
 		       pct(f->total, r->samples));
-		put_func(f);
+		spulse_func_put(stdout, f);
 		putchar('\n');
 	}
 }
@@ -513,7 +413,8 @@ static void print_hot_stacks(const struct report *r, unsigned top)
 		       pct(count, r->samples));
 		for (k = e->depth; k-- > 0;) {
 			fputs("      ", stdout);
-			put_func(&r->funcs[r->func_ids[e->funcs + k]]);
+			spulse_func_put(stdout,
+					&r->fn.v[r->func_ids[e->funcs + k]]);
 			putchar('\n');
 		}
 	}
@@ -527,37 +428,36 @@ static void print_thread(const struct report *r, const struct sp_thread *t,
 	uint64_t n = 0;
 	size_t i, k = 0;
 
-	for (i = 0; i < r->nfuncs; i++)
-		r->funcs[i].mark = 0;
+	for (i = 0; i < r->fn.n; i++)
+		r->fn.v[i].mark = 0;
 	for (i = 0; i < r->nentries; i++) {
 		const struct stack_entry *e = &r->entries[i];
 
 		if (e->thread != index || !e->depth)
 			continue;
 		n += e->count;
-		r->funcs[r->func_ids[e->funcs + e->depth - 1]].mark += e->count;
+		r->fn.v[r->func_ids[e->funcs + e->depth - 1]].mark += e->count;
 	}
 	if (!n)
 		return;
 	printf("  pid %" PRId32 " tid %" PRId32 ": %" PRIu64
 	       " samples (%.2f%%), top self:",
 	       t->pid, t->tid, n, pct(n, r->samples));
-	for (i = 0; i < r->nfuncs; i++)
-		if (r->funcs[i].mark)
+	for (i = 0; i < r->fn.n; i++)
+		if (r->fn.v[i].mark)
 			order[k++] = (uint32_t)i;
 	for (i = 0; i < 3 && i < k; i++) {
 		size_t j, best = i;
 		uint32_t tmp;
 
 		for (j = i + 1; j < k; j++)
-			if (r->funcs[order[j]].mark >
-			    r->funcs[order[best]].mark)
+			if (r->fn.v[order[j]].mark > r->fn.v[order[best]].mark)
 				best = j;
 		tmp = order[i];
 		order[i] = order[best];
 		order[best] = tmp;
-		printf(" %s %" PRIu64, r->funcs[order[i]].name,
-		       r->funcs[order[i]].mark);
+		printf(" %s %" PRIu64, r->fn.v[order[i]].name,
+		       r->fn.v[order[i]].mark);
 	}
 	putchar('\n');
 }
@@ -596,12 +496,12 @@ static void print_diagnostics(const struct report *r)
 static int print_text(struct report *r, const struct sp_spool *spool,
 		      const struct report_opts *o)
 {
-	uint32_t *order = malloc((r->nfuncs + 1) * sizeof(*order));
+	uint32_t *order = malloc((r->fn.n + 1) * sizeof(*order));
 	size_t i;
 
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < r->nfuncs; i++)
+	for (i = 0; i < r->fn.n; i++)
 		order[i] = (uint32_t)i;
 	printf("samples: %" PRIu64 "\n", r->samples);
 	print_table(r, order, true, o->top);
@@ -634,12 +534,12 @@ static char *folded_text(const struct report *r, const struct stack_entry *e)
 	char *s, *p;
 
 	for (k = 0; k < e->depth; k++)
-		len += strlen(r->funcs[r->func_ids[e->funcs + k]].name) + 1;
+		len += strlen(r->fn.v[r->func_ids[e->funcs + k]].name) + 1;
 	s = malloc(len);
 	if (!s)
 		return NULL;
 	for (k = 0; k < e->depth; k++) {
-		const char *name = r->funcs[r->func_ids[e->funcs + k]].name;
+		const char *name = r->fn.v[r->func_ids[e->funcs + k]].name;
 
 		if (k)
 			s[at++] = ';';
@@ -754,7 +654,7 @@ static int print_nodes(const struct report *r, const struct tree *t,
 
 		printf("%10" PRIu64 " %6.2f%%  %*s", nd->count,
 		       pct(nd->count, r->samples), (int)(depth * 2), "");
-		put_func(&r->funcs[nd->func]);
+		spulse_func_put(stdout, &r->fn.v[nd->func]);
 		putchar('\n');
 		if (depth + 1 < TREE_MAX_DEPTH && nd->child &&
 		    print_nodes(r, t, nd->child, depth + 1)) {
@@ -801,8 +701,7 @@ static int print_tree(const struct report *r)
 static void report_fini(struct report *r)
 {
 	free(r->entries);
-	free(r->funcs);
-	free(r->func_index);
+	spulse_funcs_fini(&r->fn);
 	free(r->func_ids);
 }
 
@@ -846,6 +745,7 @@ int spulse_cmd_report(int argc, char **argv)
 	err = parse_args(argc, argv, &o);
 	if (err >= 0)
 		return err;
+	spulse_funcs_init(&r.fn, false);
 	err = sp_replay_open(o.path, &ropts, &replay);
 	if (err < 0) {
 		spulse_report_error(o.path, err, &diag);

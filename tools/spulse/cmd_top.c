@@ -8,8 +8,8 @@
  * symbolizer contract), resolves every new sample's stack and adds it to
  * per-function counters: the leaf gets a self sample, every distinct
  * function on the stack one total sample. Function names are copied when
- * they are interned, because an update may invalidate the symbolizer's
- * strings for a process while our counters live on.
+ * they are interned (funcs.h), because an update may invalidate the
+ * symbolizer's strings for a process while our counters live on.
  *
  * Output: on a TTY (without --once) the screen is cleared and redrawn;
  * otherwise one table per refresh, tables separated by a blank line, no
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "funcs.h"
 #include "spulse.h"
 
 /* magic (8 bytes) + two varints of at most 10 bytes each (SPULSE3 §3). */
@@ -46,18 +47,8 @@ struct top_opts {
 	int32_t pid;
 };
 
-struct top_func {
-	char *name;
-	char *module; /* NULL when the frame has no module */
-	uint64_t self, total;
-	uint64_t mark; /* last sample (serial + 1) that counted total */
-};
-
 struct top {
-	struct top_func *funcs;
-	size_t nfuncs, func_cap;
-	size_t *index; /* open addressing: function index + 1, 0 = free */
-	size_t index_cap;
+	struct spulse_funcs fn; /* copied names; mark: last sample serial */
 	const struct sp_resolved_frame **fr;
 	size_t fr_cap;
 	uint64_t samples, last; /* all so far, and since the last refresh */
@@ -152,11 +143,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		 strcmp(a, "--pid") == 0 || strcmp(a, "--iterations") == 0) {
 		(*i)++;
 		return parse_valued(a, next, o);
-	} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-		spulse_top_usage(stdout);
-		return SPULSE_EXIT_OK;
 	} else {
-		return spulse_usage_error("top", "unknown option", a);
+		return SPULSE_OPT_UNKNOWN;
 	}
 	return -1;
 }
@@ -165,87 +153,8 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 {
 	o->top = 20;
 	o->interval = 1.0;
-	return spulse_parse_file_args("top", argc, argv, parse_opt, o,
-				      &o->path);
-}
-
-/* ---- functions ---- */
-
-static uint64_t hash_str(const char *s, uint64_t h)
-{
-	while (s && *s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 33);
-}
-
-static bool same(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-static int funcs_grow(struct top *t)
-{
-	size_t i, cap = t->index_cap ? t->index_cap * 2 : 1024;
-	size_t *idx = calloc(cap, sizeof(*idx));
-	struct top_func *f = realloc(t->funcs, cap / 2 * sizeof(*f));
-
-	if (f)
-		t->funcs = f;
-	if (!idx || !f) {
-		free(idx);
-		return -ENOMEM;
-	}
-	t->func_cap = cap / 2;
-	for (i = 0; i < t->nfuncs; i++) {
-		size_t j = hash_str(f[i].module, hash_str(f[i].name, 0)) &
-			   (cap - 1);
-
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = i + 1;
-	}
-	free(t->index);
-	t->index = idx;
-	t->index_cap = cap;
-	return 0;
-}
-
-static long func_add(struct top *t, size_t slot,
-		     const struct sp_resolved_frame *fr)
-{
-	struct top_func *f = &t->funcs[t->nfuncs];
-
-	memset(f, 0, sizeof(*f));
-	f->name = strdup(fr->name);
-	f->module = fr->module ? strdup(fr->module) : NULL;
-	if (!f->name || (fr->module && !f->module)) {
-		free(f->name);
-		free(f->module);
-		return -ENOMEM;
-	}
-	t->index[slot] = ++t->nfuncs;
-	return (long)(t->nfuncs - 1);
-}
-
-/* Interns (name, module) by content. */
-static long func_id(struct top *t, const struct sp_resolved_frame *fr)
-{
-	size_t j, mask;
-
-	if (t->nfuncs + 1 > t->func_cap && funcs_grow(t))
-		return -ENOMEM;
-	mask = t->index_cap - 1;
-	j = hash_str(fr->module, hash_str(fr->name, 0)) & mask;
-	while (t->index[j]) {
-		struct top_func *f = &t->funcs[t->index[j] - 1];
-
-		if (same(f->name, fr->name) && same(f->module, fr->module))
-			return (long)(t->index[j] - 1);
-		j = (j + 1) & mask;
-	}
-	return func_add(t, j, fr);
+	return spulse_parse_file_args("top", spulse_top_usage, argc, argv,
+				      parse_opt, o, &o->path);
 }
 
 /* ---- counting ---- */
@@ -279,15 +188,16 @@ static int count_sample(struct top *t, struct sp_symbolizer *sym,
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		long id = func_id(t, t->fr[i]);
+		long id = spulse_funcs_intern(&t->fn, t->fr[i]->name,
+					      t->fr[i]->module);
 
 		if (id < 0)
 			return (int)id;
 		if (i == 0)
-			t->funcs[id].self++;
-		if (t->funcs[id].mark != serial) {
-			t->funcs[id].mark = serial;
-			t->funcs[id].total++;
+			t->fn.v[id].self++;
+		if (t->fn.v[id].mark != serial) {
+			t->fn.v[id].mark = serial;
+			t->fn.v[id].total++;
 		}
 	}
 	t->samples++;
@@ -342,32 +252,13 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static const struct top_func *sort_funcs; /* qsort has no context */
+static const struct spulse_func *sort_funcs; /* qsort has no context */
 static bool sort_total;
 
 static int cmp_func(const void *a, const void *b)
 {
-	const struct top_func *x = &sort_funcs[*(const size_t *)a];
-	const struct top_func *y = &sort_funcs[*(const size_t *)b];
-	uint64_t kx = sort_total ? x->total : x->self;
-	uint64_t ky = sort_total ? y->total : y->self;
-
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static void put_func(const struct top_func *f)
-{
-	spulse_put_text(stdout, f->name, strlen(f->name), false);
-	if (f->module) {
-		const char *base = strrchr(f->module, '/');
-
-		base = base ? base + 1 : f->module;
-		fputs("  [", stdout);
-		spulse_put_text(stdout, base, strlen(base), false);
-		putchar(']');
-	}
+	return spulse_func_cmp(&sort_funcs[*(const size_t *)a],
+			       &sort_funcs[*(const size_t *)b], sort_total);
 }
 
 static void print_header(const struct top *t, const struct top_opts *o,
@@ -390,29 +281,29 @@ static void print_header(const struct top *t, const struct top_opts *o,
 static int redraw(struct top *t, const struct top_opts *o, double elapsed,
 		  bool first)
 {
-	size_t i, *order = malloc((t->nfuncs + 1) * sizeof(*order));
+	size_t i, *order = malloc((t->fn.n + 1) * sizeof(*order));
 
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < t->nfuncs; i++)
+	for (i = 0; i < t->fn.n; i++)
 		order[i] = i;
-	sort_funcs = t->funcs;
+	sort_funcs = t->fn.v;
 	sort_total = o->total;
-	qsort(order, t->nfuncs, sizeof(*order), cmp_func);
+	qsort(order, t->fn.n, sizeof(*order), cmp_func);
 	if (t->tty)
 		fputs("\033[H\033[2J", stdout);
 	else if (!first)
 		putchar('\n');
 	print_header(t, o, elapsed);
-	for (i = 0; i < t->nfuncs && i < o->top; i++) {
-		const struct top_func *f = &t->funcs[order[i]];
+	for (i = 0; i < t->fn.n && i < o->top; i++) {
+		const struct spulse_func *f = &t->fn.v[order[i]];
 
 		if (o->total ? !f->total : !f->self)
 			break;
 		printf("  %10" PRIu64 " %6.2f%% %10" PRIu64 " %6.2f%%  ",
 		       f->self, pct(f->self, t->samples), f->total,
 		       pct(f->total, t->samples));
-		put_func(f);
+		spulse_func_put(stdout, f);
 		putchar('\n');
 	}
 	free(order);
@@ -506,14 +397,7 @@ static void install_handlers(void)
 
 static void top_fini(struct top *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->nfuncs; i++) {
-		free(t->funcs[i].name);
-		free(t->funcs[i].module);
-	}
-	free(t->funcs);
-	free(t->index);
+	spulse_funcs_fini(&t->fn);
 	free(t->fr);
 }
 
@@ -524,6 +408,7 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 	struct top t = { 0 };
 	int err;
 
+	spulse_funcs_init(&t.fn, true);
 	t.tty = !o->once && isatty(STDOUT_FILENO) == 1;
 	t.color = t.tty && !getenv("NO_COLOR");
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
