@@ -106,6 +106,6 @@ static int on_record_tapped(void *ctx, const struct sp__ring *ring,
 long sp__drain_ring(struct sp__drain *d, struct sp__ring *ring, void *scratch)
 {
 	d->err = 0;
-	return sp__ring_read(ring, scratch, d->tap ? on_record_tapped : on_record,
-			     d);
+	return sp__ring_read(ring, scratch,
+			     d->tap ? on_record_tapped : on_record, d);
 }

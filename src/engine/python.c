@@ -166,8 +166,8 @@ int sp__python_note_module(struct sp__procs *procs, struct sp__process *proc,
 		return 0;
 	err = sp__procs_sync(procs);
 	if (!err)
-		err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
-				       true);
+		err = sp_writer_python_runtime(procs->writer, procs->time_ns,
+					       proc->pid, true);
 	if (!err)
 		proc->py_marked = true;
 	return err;
@@ -181,8 +181,8 @@ int sp__python_unmark(struct sp__procs *procs, struct sp__process *proc)
 		return 0;
 	err = sp__procs_sync(procs);
 	if (!err)
-		err = sp_writer_python_runtime(procs->writer, procs->time_ns, proc->pid,
-				       false);
+		err = sp_writer_python_runtime(procs->writer, procs->time_ns,
+					       proc->pid, false);
 	if (!err)
 		proc->py_marked = false;
 	return err;

@@ -197,8 +197,9 @@ static int spool_sink_open(const char *path,
 {
 	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
 
-	if (!opts || opts->size < offsetof(struct sp_recorder_opts, threads) +
-					  sizeof(opts->threads) ||
+	if (!opts ||
+	    opts->size < offsetof(struct sp_recorder_opts, threads) +
+				 sizeof(opts->threads) ||
 	    !opts->threads)
 		return sp_sink_open_file(path, a, out);
 	uo.logger = opts->logger;

@@ -21,8 +21,8 @@
 
 #include <stackpulse/error.h>
 
-#include "logging.h"
 #include "kernel_module.h"
+#include "logging.h"
 #include "system.h"
 
 static int sysopts_check(const struct sp_system_opts *o)

@@ -83,8 +83,8 @@ static int open_symbolizer(struct sp__profile *prof,
 	}
 	/* Each distinct stack is resolved once: caching stacks buys nothing. */
 	if (!o->symbolizer ||
-	    o->symbolizer->size <= offsetof(struct sp_symbolizer_opts,
-					     stack_cache))
+	    o->symbolizer->size <=
+		    offsetof(struct sp_symbolizer_opts, stack_cache))
 		so.stack_cache = SP_STACK_CACHE_EXTERNAL;
 	if (o->flags & SP_EXPORT_NO_INLINE)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;

@@ -20,8 +20,8 @@
 #include <stackpulse/snapshot.h>
 
 #include "check.h"
-#include "threads_env.h"
 #include "proc_maps.h"
+#include "threads_env.h"
 
 static char spool_path[64];
 

@@ -17,8 +17,8 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
-#include "threads_env.h"
 #include "recorder_internal.h"
+#include "threads_env.h"
 
 #define STORM 200
 

@@ -14,8 +14,8 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
-#include "threads_env.h"
 #include "proc_maps.h"
+#include "threads_env.h"
 
 static char spool_path[64];
 

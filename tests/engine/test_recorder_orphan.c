@@ -20,8 +20,8 @@
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
-#include "threads_env.h"
 #include "recorder_internal.h"
+#include "threads_env.h"
 #include "workload_paths.h"
 
 struct orphan_run {

@@ -18,8 +18,8 @@
 #include <stackpulse/tail.h>
 
 #include "eng_util.h"
-#include "threads_env.h"
 #include "perf_event.h"
+#include "threads_env.h"
 
 static char spool_path[64];
 static atomic_int stop_a, stop_b, stop_c;
