@@ -42,7 +42,7 @@
 #include "hash.h"
 #include "symbolizer_internal.h"
 
-#include "../format/format_internal.h"
+#include "format_internal.h"
 
 /* One interned raw frame: the index entry, its canonical frame, its id. */
 struct raw_rec {

@@ -53,7 +53,7 @@
  * given the spool, so the store is read directly: same library, same
  * build, read-only.
  */
-#include "../format/format_internal.h"
+#include "format_internal.h"
 
 /* (dev, ino, size, mtime) of the pid's map file, zeros when absent. */
 static void map_stat(const struct sp_symbolizer *sym, int32_t pid,

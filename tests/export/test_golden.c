@@ -342,7 +342,8 @@ static struct buf export(const char *spool, const struct output_def *o)
 	if (o->post == RAW) {
 		b.data = malloc(b.len + 1);
 		CHECK_PTR(b.data);
-		memcpy(b.data, data, b.len);
+		if (b.len) /* an empty export has no buffer at all */
+			memcpy(b.data, data, b.len);
 	} else {
 		b = gunzip(data, b.len);
 	}
