@@ -23,6 +23,7 @@
 #include "logging.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "writer_internal.h"
 
 static int push_copy(void *ctx, const struct sp__merge_item *it,
 		     const struct sp__span *spans, size_t n)
@@ -200,7 +201,7 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	if (!err && !rec->replay)
 		err = sp__recorder_sweep(rec, false);
 	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
-		err = sp_writer_flush(rec->writer);
+		err = sp__writer_push(rec->writer);
 		rec->last_flush_ns = watermark;
 	}
 	sp__recorder_reap(rec);

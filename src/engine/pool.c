@@ -8,8 +8,10 @@
  * someone announced itself. Completion works the same way with
  * @seq_waiting. Nothing spins: an idle pool is asleep.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,12 +45,11 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 }
 
-static void run(struct sp__pool *p, uint64_t idx)
+static void run(struct sp__pool *p, uint64_t claim)
 {
-	struct sp__job *job = &p->jobs[idx & (SP__JOBS - 1)];
+	uint64_t pos = p->work[claim & (SP__JOBS - 1)];
+	struct sp__job *job = &p->jobs[pos & (SP__JOBS - 1)];
 
-	if (atomic_load(&job->done))
-		return; /* finished by the sequencer (sp__pool_dispatch_done) */
 	sp__job_unwind(p->unwinder, job);
 	atomic_store(&job->done, 1);
 	atomic_fetch_add(&p->done_word, 1);
@@ -60,6 +61,7 @@ static void *worker_main(void *arg)
 {
 	struct sp__pool *p = arg;
 
+	pthread_setname_np(pthread_self(), "sp-unwind"); /* for top/ps */
 	for (;;) {
 		uint32_t seen = atomic_load(&p->pub_word);
 		uint64_t c = atomic_load(&p->claimed);
@@ -91,8 +93,9 @@ int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 	p->unwinder = unwinder;
 	p->nthreads = nthreads;
 	p->jobs = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->jobs));
+	p->work = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->work));
 	p->threads = sp__mem_calloc(mem, nthreads, sizeof(*p->threads));
-	if (!p->jobs || !p->threads)
+	if (!p->jobs || !p->work || !p->threads)
 		return -ENOMEM;
 	for (i = 0; i < nthreads; i++) {
 		err = pthread_create(&p->threads[i], NULL, worker_main, p);
@@ -120,6 +123,8 @@ void sp__pool_fini(struct sp__pool *p)
 	sp__pool_stop(p);
 	if (p->jobs)
 		sp__mem_free(p->mem, p->jobs, SP__JOBS * sizeof(*p->jobs));
+	if (p->work)
+		sp__mem_free(p->mem, p->work, SP__JOBS * sizeof(*p->work));
 	if (p->threads)
 		sp__mem_free(p->mem, p->threads,
 			     p->nthreads * sizeof(*p->threads));
@@ -145,8 +150,11 @@ struct sp__job *sp__pool_reserve(struct sp__pool *p)
 
 void sp__pool_dispatch(struct sp__pool *p)
 {
-	p->tail++;
-	atomic_store(&p->published, p->tail);
+	uint64_t n = atomic_load_explicit(&p->published, memory_order_relaxed);
+
+	/* At most SP__JOBS jobs are in flight, so entry n is free. */
+	p->work[n & (SP__JOBS - 1)] = p->tail++;
+	atomic_store(&p->published, n + 1);
 	atomic_fetch_add(&p->pub_word, 1);
 	if (atomic_load(&p->sleepers))
 		futex_wake(&p->pub_word, 1);
@@ -154,16 +162,11 @@ void sp__pool_dispatch(struct sp__pool *p)
 
 void sp__pool_dispatch_done(struct sp__pool *p)
 {
-	/*
-	 * Workers claim strictly in order, so a job that needs no worker is
-	 * still published; it is unwound inline first and a worker that
-	 * claims it finds nothing to do.
-	 */
 	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
 
 	sp__job_unwind(p->unwinder, job);
 	atomic_store(&job->done, 1);
-	sp__pool_dispatch(p);
+	p->tail++; /* never listed for the workers */
 }
 
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)

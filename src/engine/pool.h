@@ -51,7 +51,11 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
 
 /*
  * The window is a ring of SP__JOBS jobs: [@head, @tail) are dispatched and
- * not yet written; workers claim [@claimed, @published). Workers sleep on a
+ * not yet written. Jobs for the workers are also listed, by window
+ * position, in @work; workers claim entries [@claimed, @published) of it.
+ * A job the sequencer unwound itself is never listed: a worker holding a
+ * stale claim on it could otherwise meet its slot already reused. Workers
+ * sleep on a
  * futex word bumped per publication and wake only when someone sleeps;
  * the sequencer sleeps on another bumped per completion.
  */
@@ -59,6 +63,7 @@ struct sp__pool {
 	const struct sp__mem *mem;
 	struct sp_unwinder *unwinder;
 	struct sp__job *jobs;
+	uint64_t *work; /* SP__JOBS window positions */
 	uint64_t head;
 	uint64_t tail;
 	_Atomic uint64_t published;
@@ -85,7 +90,10 @@ struct sp__job *sp__pool_reserve(struct sp__pool *p);
 bool sp__pool_full(const struct sp__pool *p);
 /* Publishes the reserved job to the workers. */
 void sp__pool_dispatch(struct sp__pool *p);
-/* Marks the reserved job done without a worker (nothing to unwind). */
+/*
+ * Unwinds the reserved job on the calling thread and marks it done; no
+ * worker ever sees it (its sample bytes may move once this returns).
+ */
 void sp__pool_dispatch_done(struct sp__pool *p);
 
 /*

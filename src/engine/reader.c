@@ -10,7 +10,9 @@
  * released by the next one). Rings whose owner event hung up are removed
  * from epoll, as in inline mode, and drained on every tick.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -143,6 +145,7 @@ static void *reader_main(void *arg)
 	bool was_dirty = false;
 	uint64_t acked = 0;
 
+	pthread_setname_np(pthread_self(), "sp-reader"); /* for top/ps */
 	while (!atomic_load(&r->stop)) {
 		uint64_t req = atomic_load(&r->drain_req);
 		const _Atomic uint64_t *vclock = atomic_load(&r->vclock);

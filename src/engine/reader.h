@@ -31,7 +31,8 @@
 #define SP__RBLOCK_BYTES (1u << 20)
 #define SP__RBLOCKS 24
 #define SP__RQUEUE 8192u /* merge items, a power of two */
-#define SP__READER_TICK_MS 20
+/* Idle rings still move the watermark this often (ms). */
+#define SP__READER_TICK_MS 50
 
 struct sp__reader;
 

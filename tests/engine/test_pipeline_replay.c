@@ -41,15 +41,29 @@ static pid_t spawn(const char *path)
 	return pid;
 }
 
-static int task_count(void)
+/* Threads of this process named @name (the recorder names its own). */
+static int task_count(const char *name)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
+	char path[300], comm[32];
 	int n = 0;
+	FILE *f;
 
 	CHECK(d != NULL);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* it just left */
+		if (fgets(comm, sizeof(comm), f) &&
+		    strncmp(comm, name, strlen(name)) == 0)
+			n++;
+		fclose(f);
+	}
 	closedir(d);
 	return n;
 }
@@ -98,25 +112,20 @@ static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
 	struct sp_recorder *rec;
 	struct sp__replay *rp;
 	uint64_t fed = 0;
-	int i, before = task_count();
 
 	o.threads = threads;
 	snprintf(out_path, out_len, "%s/replay-%u.spool", dir, threads);
 	CHECK_OK(sp_recorder_open(out_path, &o, &rec));
-	/* One reader + the workers (+ io_uring's iou-wrk for the spool). */
-	if (threads)
-		CHECK(task_count() >= before + 1 + (int)threads);
-	else
-		CHECK_EQ_INT(task_count(), before);
+	/* One reader thread and the workers, none in inline mode. */
+	CHECK_EQ_INT(task_count("sp-reader"), threads ? 1 : 0);
+	CHECK_EQ_INT(task_count("sp-unwind"), (int)threads);
 	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, &rp));
 	CHECK_OK(sp__replay_run(rp, 256, &fed));
 	CHECK_OK(sp_recorder_finish(rec));
 	sp_recorder_summary(rec, &sum);
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
-	for (i = 0; i < 200 && task_count() != before; i++)
-		usleep(10000); /* iou-wrk threads leave on their own */
-	CHECK_EQ_INT(task_count(), before);
+	CHECK_EQ_INT(task_count("sp-"), 0); /* joined by close */
 	fprintf(stderr, "replay threads=%u: fed %llu samples, wrote %llu\n",
 		threads, (unsigned long long)fed,
 		(unsigned long long)sum.samples);
