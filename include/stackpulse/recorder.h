@@ -31,7 +31,7 @@ extern "C" {
  */
 struct sp_recorder;
 
-/** Threads value meaning "pick for this machine" (online CPUs - 1). */
+/** Threads value meaning "pick for this machine" (see @threads). */
 #define SP_THREADS_AUTO UINT32_MAX
 
 /** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
@@ -51,7 +51,8 @@ struct sp_recorder;
  *   at most 65528 (default 32768).
  * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
  *   (at most 64) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
- *   online CPUs - 1 unwinder threads.
+ *   inline mode on machines with up to 2 CPUs (measured faster there),
+ *   else online CPUs - 1 unwinder threads.
  * @ring_samples: per-CPU ring sized to hold this many samples (default:
  *   100 ms of samples at the rate, at least 256; a sample record takes
  *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total

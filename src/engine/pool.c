@@ -61,7 +61,6 @@ static void *worker_main(void *arg)
 {
 	struct sp__pool *p = arg;
 
-	pthread_setname_np(pthread_self(), "sp-unwind"); /* for top/ps */
 	for (;;) {
 		uint32_t seen = atomic_load(&p->pub_word);
 		uint64_t c = atomic_load(&p->claimed);
@@ -101,6 +100,7 @@ int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 		err = pthread_create(&p->threads[i], NULL, worker_main, p);
 		if (err)
 			return -err;
+		pthread_setname_np(p->threads[i], "sp-unwind"); /* top, ps */
 		p->started++;
 	}
 	return 0;

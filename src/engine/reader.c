@@ -145,7 +145,6 @@ static void *reader_main(void *arg)
 	bool was_dirty = false;
 	uint64_t acked = 0;
 
-	pthread_setname_np(pthread_self(), "sp-reader"); /* for top/ps */
 	while (!atomic_load(&r->stop)) {
 		uint64_t req = atomic_load(&r->drain_req);
 		const _Atomic uint64_t *vclock = atomic_load(&r->vclock);
@@ -211,6 +210,8 @@ int sp__reader_start(struct sp__reader *r)
 	int err = pthread_create(&r->thread, NULL, reader_main, r);
 
 	r->started = !err;
+	if (!err) /* named before anyone looks (top, ps, tests) */
+		pthread_setname_np(r->thread, "sp-reader");
 	return -err;
 }
 

@@ -111,12 +111,20 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 }
 
 /* Unwinder threads for the threads option (SP_THREADS_AUTO: CPUs - 1). */
-static unsigned worker_count(const struct sp_recorder *rec, uint32_t threads)
+/*
+ * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
+ * up to two CPUs, where the hand-offs between threads cost more than they
+ * win (bench_system at the maximum rate here: 32.7 k samples/s inline vs
+ * 4.8-13.5 k threaded; bench_pipeline: 315 k vs 200-250 k samples/s),
+ * then one thread fewer than the CPUs.
+ */
+static unsigned worker_count(uint32_t threads)
 {
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t n = threads;
 
 	if (threads == SP_THREADS_AUTO)
-		n = rec->ncpus > 1 ? (uint32_t)rec->ncpus - 1 : 1;
+		n = cpus > 2 ? (uint32_t)cpus - 1 : 0;
 	return n > SP__WORKERS_MAX ? SP__WORKERS_MAX : n;
 }
 
@@ -176,8 +184,8 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = parts_new(rec, &o);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
-	if (!err && o.threads)
-		err = sp__pipeline_new(rec, worker_count(rec, o.threads));
+	if (!err && worker_count(o.threads))
+		err = sp__pipeline_new(rec, worker_count(o.threads));
 	if (err) {
 		sp_recorder_close(rec);
 		return err;
@@ -189,7 +197,8 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 /*
  * Threaded mode writes through io_uring, so the thread that orders and
  * encodes never waits in write(2); inline mode keeps the plain file sink.
- * Both make every flush durable (fdatasync).
+ * Explicit flushes are durable (fdatasync) in both; the periodic push
+ * that keeps live Tails fed is not.
  */
 static int spool_sink_open(const char *path,
 			   const struct sp_recorder_opts *opts,
@@ -200,7 +209,7 @@ static int spool_sink_open(const char *path,
 	if (!opts ||
 	    opts->size < offsetof(struct sp_recorder_opts, threads) +
 				 sizeof(opts->threads) ||
-	    !opts->threads)
+	    !worker_count(opts->threads))
 		return sp_sink_open_file(path, a, out);
 	uo.logger = opts->logger;
 	uo.flags = SP_SINK_URING_DATASYNC;
