@@ -7,7 +7,7 @@
  * whole run. For each rate, the same machine is recorded system-wide for
  * --seconds by our Recorder (sp_recorder_open_system, threaded pipeline,
  * DWARF unwinding at record time, this process excluded) and by
- * `perf record -a -e cpu-clock --call-graph dwarf,32768` (which copies
+ * `perf record -a -e cpu-clock --call-graph dwarf,STACK (default 32768)` (which copies
  * stacks to disk and unwinds later). Measured per tool and rate:
  *
  *   samples/s     samples written per wall second
@@ -25,7 +25,7 @@
  * core at 99 Hz. perf is optional (--no-perf, or missing).
  *
  *   bench_system [--seconds S] [--rates 99,999,max] [--threads N]
- *                [--no-perf] [--dir DIR]
+ *                [--stack BYTES] [--no-perf] [--dir DIR]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +53,7 @@ struct cfg {
 	uint32_t rates[8];
 	int nrates;
 	uint32_t threads;
+	uint32_t stack; /* bytes per sample, both tools */
 	bool perf;
 	const char *dir;
 };
@@ -98,6 +99,7 @@ static int run_ours(const struct cfg *c, uint32_t hz, struct res *r)
 
 	o.sample_hz = hz;
 	o.threads = c->threads;
+	o.stack_size = c->stack;
 	so.flags = SP_SYSTEM_EXCLUDE_SELF;
 	snprintf(path, sizeof(path), "%s/bench-system.spool", c->dir);
 	err = sp_recorder_open_system(path, &o, &so, &rec);
@@ -128,11 +130,11 @@ static int run_ours(const struct cfg *c, uint32_t hz, struct res *r)
 
 static int run_perf(const struct cfg *c, uint32_t hz, struct res *r)
 {
-	char data[512], freq[16], secs[32];
-	const char *argv[] = { "perf",	       "record",      "-q", "-a",
-			       "-e",	       "cpu-clock",   "-F", freq,
-			       "--call-graph", "dwarf,32768", "-o", data,
-			       "--",	       "sleep",	      secs, NULL };
+	char data[512], freq[16], secs[32], cg[32];
+	const char *argv[] = { "perf",	       "record",    "-q", "-a",
+			       "-e",	       "cpu-clock", "-F", freq,
+			       "--call-graph", cg,	    "-o", data,
+			       "--",	       "sleep",	    secs, NULL };
 	struct rusage ru;
 	uint64_t t0 = bench_now_ns();
 	int status, err;
@@ -142,6 +144,7 @@ static int run_perf(const struct cfg *c, uint32_t hz, struct res *r)
 	else
 		snprintf(freq, sizeof(freq), "%u", (unsigned)hz);
 	snprintf(secs, sizeof(secs), "%.3f", c->seconds);
+	snprintf(cg, sizeof(cg), "dwarf,%u", (unsigned)c->stack);
 	snprintf(data, sizeof(data), "%s/bench-system.perf.data", c->dir);
 	err = bench_run_child(argv, NULL, &status, &ru);
 	r->wall = (double)(bench_now_ns() - t0) / 1e9;
@@ -271,6 +274,8 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				return -EINVAL;
 		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			c->threads = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--stack") && i + 1 < argc)
+			c->stack = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			c->dir = argv[++i];
 		else if (!strcmp(argv[i], "--no-perf"))
@@ -287,6 +292,7 @@ int main(int argc, char **argv)
 			 .rates = { 99, 999, SP_RATE_MAX },
 			 .nrates = 3,
 			 .threads = SP_THREADS_AUTO,
+			 .stack = 32768,
 			 .perf = true,
 			 .dir = "/tmp" };
 	struct res ours, perf;
@@ -296,7 +302,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &c)) {
 		fprintf(stderr,
 			"usage: %s [--seconds S] [--rates 99,999,max] "
-			"[--threads N] [--no-perf] [--dir DIR]\n",
+			"[--threads N] [--stack BYTES] [--no-perf] [--dir DIR]\n",
 			argv[0]);
 		return 2;
 	}
