@@ -2,6 +2,7 @@
 /* Running `perf` as the baseline of a benchmark and reading its results. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ int bench_perf_stats(const char *data, const char *home, uint64_t *samples,
 		     uint64_t *lost)
 {
 	char cmd[1400], line[512];
+	uint64_t lost_samples = 0;
+	bool per_event = false;
 	double pct = 0;
 	FILE *p;
 
@@ -49,12 +52,23 @@ int bench_perf_stats(const char *data, const char *home, uint64_t *samples,
 		const char *s = strstr(line, "SAMPLE events:");
 		const char *l = strstr(line, " lost ");
 
+		const char *ls = strstr(line, "LOST_SAMPLES events:");
+
 		if (s && !*samples)
 			*samples = strtoull(s + 14, NULL, 10);
 		if (l && strchr(l, '%'))
 			pct = strtod(l + 6, NULL);
+		/* "<event> stats:" then the event's own lost sample count. */
+		if (strstr(line, " stats:") && !strstr(line, "Aggregated"))
+			per_event = true;
+		if (per_event && ls)
+			lost_samples += strtoull(ls + 20, NULL, 10);
 	}
 	pclose(p);
+	if (lost_samples) {
+		*lost = lost_samples;
+		return 0;
+	}
 	/* "Processed N samples and lost P%": P of all generated samples. */
 	*lost = pct > 0 && pct < 100 ?
 			(uint64_t)((double)*samples * pct / (100 - pct) + 0.5) :

@@ -16,9 +16,10 @@ int bench_run_child(const char *const argv[], char *const envp[], int *status,
 
 /*
  * perf's sample count and lost samples from `perf report --stats` on
- * @data, with HOME=@home (no ~/.debug writes). perf prints the lost share
- * as a percentage of all generated samples; it is turned back into a
- * count. Returns 0 or -errno.
+ * @data, with HOME=@home (no ~/.debug writes). The lost count is the
+ * event's own LOST_SAMPLES figure when perf prints one (perf 6.x, per
+ * event), else perf's "lost P%" share of all generated samples turned
+ * back into a count. Returns 0 or -errno.
  */
 int bench_perf_stats(const char *data, const char *home, uint64_t *samples,
 		     uint64_t *lost);
