@@ -65,6 +65,7 @@ struct res {
 	uint64_t lost;
 	uint64_t bytes;
 	uint64_t stalls;
+	double rec_s;	   /* the sampling window (no start-up, no wrap-up) */
 	double open_s;	   /* ours: open (the /proc scan) */
 	double steady_cpu; /* ours: CPU after open, before finish */
 	double finish_s;   /* ours: sp_recorder_finish() */
@@ -115,6 +116,7 @@ static int run_ours(const struct cfg *c, uint32_t hz, struct res *r)
 	if (!err)
 		err = sp_recorder_finish(rec);
 	r->finish_s = (double)(bench_now_ns() - t1) / 1e9;
+	r->rec_s = (double)(t1 - t0) / 1e9 - r->open_s;
 	r->wall = (double)(bench_now_ns() - t0) / 1e9;
 	r->cpu = self_cpu() - c0;
 	sp_recorder_summary(rec, &sum);
@@ -153,6 +155,7 @@ static int run_perf(const struct cfg *c, uint32_t hz, struct res *r)
 		return err < 0 ? err : -ECHILD;
 	}
 	r->cpu = bench_rusage_s(&ru);
+	r->rec_s = c->seconds; /* perf samples during `sleep S` */
 	r->bytes = file_bytes(data);
 	r->stalls = 0;
 	err = bench_perf_stats(data, c->dir, &r->samples, &r->lost);
@@ -178,7 +181,8 @@ static void print_res(const char *tool, uint32_t hz, const struct res *r)
 	json_str(&j, "rate", rate);
 	json_num(&j, "wall_s", r->wall);
 	json_u64(&j, "samples", r->samples);
-	json_num(&j, "samples_per_s", r->samples / r->wall);
+	json_num(&j, "record_s", r->rec_s);
+	json_num(&j, "samples_per_s", r->samples / r->rec_s);
 	json_u64(&j, "lost", r->lost);
 	json_num(&j, "lost_pct", lost_pct(r));
 	json_u64(&j, "stage_stalls", r->stalls);
@@ -229,7 +233,7 @@ static void print_compare(uint32_t hz, const struct res *o, const struct res *p,
 		json_num(&j, "target_samples_per_s",
 			 TARGET_MAX_RATE_SAMPLES_PER_S);
 		json_bool(&j, "meets_target",
-			  o->samples / o->wall >=
+			  o->samples / o->rec_s >=
 					  TARGET_MAX_RATE_SAMPLES_PER_S &&
 				  o->stalls == 0);
 	}
