@@ -54,6 +54,7 @@
 
 #include <stackpulse.h>
 
+#include "perf_util.h"
 #include "workload_paths.h"
 
 #define TARGET_US_PER_SAMPLE 5.0
@@ -162,25 +163,6 @@ static void workload_argv(const struct bench_cfg *c, const char *work,
 	argv[3] = NULL;
 }
 
-/* fork + exec @argv with @envp; wait4's rusage of the child into @ru. */
-static int run_child(const char *const argv[], char *const envp[], int *status,
-		     struct rusage *ru)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		/* exec's argv is char *const[] for historical reasons. */
-		execvpe(argv[0], (char *const *)(uintptr_t)argv, envp);
-		_exit(127);
-	}
-	while (wait4(pid, status, 0, ru) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
-}
-
 static int run_baseline(const struct bench_cfg *c, const char *calls,
 			double *cpu)
 {
@@ -192,7 +174,7 @@ static int run_baseline(const struct bench_cfg *c, const char *calls,
 	workload_argv(c, calls, argv);
 	snprintf(rus, sizeof(rus), "%s/bench-record-base.rusage", c->dir);
 	snprintf(envv, sizeof(envv), "WL_RUSAGE_FILE=%s", rus);
-	err = run_child(argv, env_with(envv, NULL), &status, &ru);
+	err = bench_run_child(argv, env_with(envv, NULL), &status, &ru);
 	if (err < 0)
 		return err;
 	*cpu = read_target_cpu(rus);
@@ -271,37 +253,6 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	return 0;
 }
 
-/* perf's sample count and lost percentage from `perf report --stats`. */
-static int perf_stats(const char *data, const char *home, uint64_t *samples,
-		      uint64_t *lost)
-{
-	char cmd[1400], line[512];
-	double pct = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "HOME='%s' perf report -i '%s' --stats 2>&1",
-		 home, data);
-	p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	*samples = 0;
-	while (fgets(line, sizeof(line), p)) {
-		const char *s = strstr(line, "SAMPLE events:");
-		const char *l = strstr(line, " lost ");
-
-		if (s && !*samples)
-			*samples = strtoull(s + 14, NULL, 10);
-		if (l && strchr(l, '%'))
-			pct = strtod(l + 6, NULL);
-	}
-	pclose(p);
-	/* "Processed N samples and lost P%": P of all generated samples. */
-	*lost = pct > 0 && pct < 100 ?
-			(uint64_t)((double)*samples * pct / (100 - pct) + 0.5) :
-			0;
-	return 0;
-}
-
 static int run_perf(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		    struct run_result *res)
 {
@@ -324,7 +275,7 @@ static int run_perf(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	snprintf(envv, sizeof(envv), "WL_RUSAGE_FILE=%s", rus);
 	/* No ~/.debug writes or ~/.perfconfig: a scratch HOME. */
 	snprintf(home, sizeof(home), "HOME=%s", c->dir);
-	err = run_child(argv, env_with(envv, home), &status, &ru);
+	err = bench_run_child(argv, env_with(envv, home), &status, &ru);
 	res->wall_s = wall_s() - t0;
 	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		unlink(data);
@@ -334,7 +285,7 @@ static int run_perf(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	res->recorder_cpu_s =
 		tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - res->target_cpu_s;
 	res->bytes = file_bytes(data);
-	err = perf_stats(data, c->dir, &res->samples, &res->lost);
+	err = bench_perf_stats(data, c->dir, &res->samples, &res->lost);
 	unlink(data);
 	return err;
 }

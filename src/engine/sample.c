@@ -18,6 +18,7 @@
 #include "mver.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "unwind_stats.h"
 
 /* Appends kernel frames of the callchain; returns how many. */
 static size_t kernel_frames(struct sp_recorder *rec, const uint64_t *ips,
@@ -192,20 +193,6 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	return 0;
 }
 
-static void add_stats(struct sp_unwind_stats *to,
-		      const struct sp_unwind_stats *from)
-{
-	size_t i;
-
-	to->samples += from->samples;
-	to->frames += from->frames;
-	to->truncated += from->truncated;
-	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
-		to->errors[i] += from->errors[i];
-	for (i = 0; i < SP_FALLBACK_COUNT; i++)
-		to->fallbacks[i] += from->fallbacks[i];
-}
-
 int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 {
 	struct sp_frame *f = job->frames;
@@ -219,7 +206,7 @@ int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 		n = 1;
 	}
 	if (job->stats != &rec->ustats) {
-		add_stats(&rec->ustats, job->stats);
+		sp__unwind_stats_add(&rec->ustats, job->stats);
 		memset(job->stats, 0, sizeof(*job->stats)); /* once only */
 	}
 	if (n == 0) {

@@ -233,6 +233,28 @@ static int system_start(struct sp_recorder *rec,
 	return err;
 }
 
+/*
+ * The common tail of both opens: @err is the recorder open's result; on
+ * success the system part starts, on any failure the cgroup fd and the
+ * recorder are released.
+ */
+static int open_finish(int err, const struct sp_recorder_opts *opts,
+		       const struct sp_system_opts *o, int cgfd,
+		       struct sp_recorder **out)
+{
+	if (err) {
+		if (cgfd >= 0)
+			close(cgfd);
+		return err;
+	}
+	err = system_start(*out, opts, o, cgfd);
+	if (err) {
+		sp_recorder_close(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
 int sp_recorder_open_system_sink(struct sp_sink *sink,
 				 const struct sp_recorder_opts *opts,
 				 const struct sp_system_opts *sysopts,
@@ -246,18 +268,8 @@ int sp_recorder_open_system_sink(struct sp_sink *sink,
 		sp_sink_free(sink);
 		return err;
 	}
-	err = sp_recorder_open_sink(sink, opts, out);
-	if (err) {
-		if (cgfd >= 0)
-			close(cgfd);
-		return err;
-	}
-	err = system_start(*out, opts, &o, cgfd);
-	if (err) {
-		sp_recorder_close(*out);
-		*out = NULL;
-	}
-	return err;
+	return open_finish(sp_recorder_open_sink(sink, opts, out), opts, &o,
+			   cgfd, out);
 }
 
 int sp_recorder_open_system(const char *path,
@@ -271,18 +283,8 @@ int sp_recorder_open_system(const char *path,
 	err = !path || !out ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
 	if (err)
 		return err;
-	err = sp_recorder_open(path, opts, out);
-	if (err) {
-		if (cgfd >= 0)
-			close(cgfd);
-		return err;
-	}
-	err = system_start(*out, opts, &o, cgfd);
-	if (err) {
-		sp_recorder_close(*out);
-		*out = NULL;
-	}
-	return err;
+	return open_finish(sp_recorder_open(path, opts, out), opts, &o, cgfd,
+			   out);
 }
 
 int sp__system_collect_lost(struct sp_recorder *rec)

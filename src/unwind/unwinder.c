@@ -14,6 +14,7 @@
 #include "logging.h"
 #include "map.h"
 #include "unwind_internal.h"
+#include "unwind_stats.h"
 #include "vec.h"
 
 /*
@@ -744,20 +745,6 @@ static void walk_stack(struct walk *w, const struct sp_regs *regs, size_t limit,
 	put_marker(w, cap);
 }
 
-static void add_stats(struct sp_unwind_stats *to,
-		      const struct sp_unwind_stats *from)
-{
-	size_t i;
-
-	to->samples += from->samples;
-	to->frames += from->frames;
-	to->truncated += from->truncated;
-	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
-		to->errors[i] += from->errors[i];
-	for (i = 0; i < SP_FALLBACK_COUNT; i++)
-		to->fallbacks[i] += from->fallbacks[i];
-}
-
 int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 		       const void *stack, size_t stack_len, uint64_t stack_addr,
 		       const struct sp_mapping *maps, size_t nmaps,
@@ -784,6 +771,6 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 	w.st.samples = 1;
 	w.st.frames = w.n - (w.st.truncated ? 1 : 0);
 	if (stats)
-		add_stats(stats, &w.st);
+		sp__unwind_stats_add(stats, &w.st);
 	return (int)w.n;
 }

@@ -38,6 +38,19 @@ static inline pid_t eng_spawn_busy(void)
 	return pid;
 }
 
+/* Runs a tests/workloads program for @secs seconds (its argv[1]). */
+static inline pid_t eng_spawn_workload(const char *path, const char *secs)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, path, secs, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	return pid;
+}
+
 static inline void eng_kill_reap(pid_t pid)
 {
 	kill(pid, SIGKILL);

@@ -20,18 +20,6 @@
 #include "eng_util.h"
 #include "workload_paths.h"
 
-static pid_t spawn(const char *path)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execl(path, path, "30", (char *)NULL);
-		_exit(127);
-	}
-	CHECK(pid > 0);
-	return pid;
-}
-
 static void check_spool(const char *path, uint64_t samples)
 {
 	struct sp_snapshot *snap;
@@ -56,7 +44,7 @@ int main(void)
 	struct sp_pipeline_stats st = { .size = sizeof(st) };
 	struct sp_recording_summary sum;
 	struct sp_recorder *rec;
-	pid_t pid = spawn(WL_THREADS_PATH);
+	pid_t pid = eng_spawn_workload(WL_THREADS_PATH, "30");
 	char path[64];
 	int i, r;
 

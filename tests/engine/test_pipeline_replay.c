@@ -29,18 +29,6 @@
 
 static char dir[64];
 
-static pid_t spawn(const char *path)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execl(path, path, "30", (char *)NULL);
-		_exit(127);
-	}
-	CHECK(pid > 0);
-	return pid;
-}
-
 /* Threads of this process named @name (the recorder names its own). */
 static int task_count(const char *name)
 {
@@ -74,7 +62,8 @@ static uint64_t capture(struct sp__vec *fix)
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum;
 	struct sp_recorder *rec;
-	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
+	pid_t a = eng_spawn_workload(WL_THREADS_PATH, "30"),
+	      b = eng_spawn_workload(WL_SHAREDLIB_PATH, "30");
 	char path[128];
 	int i, r;
 
