@@ -15,7 +15,8 @@
 #include "perf_record.h"
 #include "recorder_internal.h"
 
-static int push_sample(struct sp__drain *d, const void *r, size_t len)
+static int push_sample(struct sp__drain *d, const void *r, size_t len,
+		       uint64_t pos)
 {
 	struct sp__perf_sample ps;
 	struct sp__qsample q;
@@ -45,11 +46,18 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len)
 	it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 	it.type = PERF_RECORD_SAMPLE;
 	it.pid = ps.pid;
+	it.owner = d->in_place ? d->ring : NULL;
+	it.pos = pos;
+	if (d->in_place && r != d->scratch) {
+		q.ext_ips = ps.ips;
+		q.ext_stack = ps.stack;
+		return d->push(d->ctx, &it, spans, 1);
+	}
 	return d->push(d->ctx, &it, spans, 3);
 }
 
-static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
-		     size_t len)
+static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
+			size_t len, uint64_t pos)
 {
 	struct sp__drain *d = ctx;
 	const struct perf_event_header *h = r;
@@ -61,7 +69,7 @@ static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
 	(void)ring;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		err = push_sample(d, r, len);
+		err = push_sample(d, r, len, pos);
 		break;
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -78,6 +86,8 @@ static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
 		it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 		it.type = h->type;
 		it.pid = id.pid;
+		it.owner = d->in_place ? d->ring : NULL;
+		it.pos = pos;
 		err = d->push(d->ctx, &it, &span, 1);
 		break;
 	default:
@@ -92,20 +102,38 @@ static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
 	return 0;
 }
 
-static int on_record_tapped(void *ctx, const struct sp__ring *ring,
-			    const void *r, size_t len)
+static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
+		     size_t len)
+{
+	return on_record_at(ctx, ring, r, len, 0);
+}
+
+static int on_record_tapped_at(void *ctx, const struct sp__ring *ring,
+			       const void *r, size_t len, uint64_t pos)
 {
 	struct sp__drain *d = ctx;
-	int err = on_record(ctx, ring, r, len);
+	int err = on_record_at(ctx, ring, r, len, pos);
 
 	if (!err)
 		d->tap(d->tap_ctx, d->ring_index, r, len);
 	return err;
 }
 
+static int on_record_tapped(void *ctx, const struct sp__ring *ring,
+			    const void *r, size_t len)
+{
+	return on_record_tapped_at(ctx, ring, r, len, 0);
+}
+
 long sp__drain_ring(struct sp__drain *d, struct sp__ring *ring, void *scratch)
 {
 	d->err = 0;
+	d->ring = ring;
+	d->scratch = scratch;
+	if (d->in_place)
+		return sp__ring_scan(
+			ring, scratch,
+			d->tap ? on_record_tapped_at : on_record_at, d);
 	return sp__ring_read(ring, scratch,
 			     d->tap ? on_record_tapped : on_record, d);
 }

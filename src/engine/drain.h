@@ -3,6 +3,7 @@
 #ifndef SP_ENGINE_DRAIN_H
 #define SP_ENGINE_DRAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "merge.h"
@@ -26,6 +27,15 @@ struct sp__drain {
 	uint64_t *ring_seq; /* records read from that ring so far */
 	uint64_t unusable;  /* samples that could not be parsed */
 	int err;	    /* the push error that stopped the last drain */
+	/*
+	 * Inline mode: scan @ring without consuming it; samples keep their
+	 * callchain and stack in the ring (struct sp__qsample ext_*), and
+	 * every item names the ring and position, so the ring is consumed
+	 * only up to the oldest record still queued.
+	 */
+	struct sp__ring *ring;
+	void *scratch;
+	bool in_place;
 	/* Optional: sees every record consumed (fixture capture). */
 	void (*tap)(void *ctx, size_t ring_index, const void *rec, size_t len);
 	void *tap_ctx;

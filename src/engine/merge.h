@@ -39,6 +39,7 @@ struct sp__merge_item {
 	size_t len;
 	const void *ref;
 	void *owner;
+	uint64_t pos; /* inline mode: the record's position in ring @owner */
 	uint32_t type;
 	int32_t pid; /* 0 when unknown */
 };

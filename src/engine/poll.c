@@ -37,15 +37,15 @@ int sp__recorder_drain(struct sp_recorder *rec)
 {
 	struct sp__drain d = { .sample_type = rec->sample_type,
 			       .push = push_copy,
-			       .ctx = rec };
+			       .ctx = rec,
+			       .in_place = true };
+	size_t i;
+	long n;
 
 	if (rec->capture) {
 		d.tap = sp__capture_tap;
 		d.tap_ctx = rec;
 	}
-	size_t i;
-	long n;
-
 	for (i = 0; i < rec->rings.len; i++) {
 		struct sp__ring *ring = sp__vec_at(&rec->rings, i);
 
@@ -71,15 +71,46 @@ static int release_one(void *ctx, const struct sp__merge_item *it,
 	rec->cur_owner = it->owner;
 	rec->owner_taken = false;
 	err = sp__recorder_apply(rec, it->type, data, it->len);
-	if (!err && it->owner && !rec->owner_taken)
-		sp__rblock_consume(it->owner);
+	if (!err && rec->pipe && it->owner && !rec->owner_taken)
+		sp__rblock_consume(it->owner); /* inline: owner is a ring */
 	rec->cur_owner = NULL;
 	return err;
 }
 
+/*
+ * Inline mode: each ring goes back to the kernel up to its oldest record
+ * still queued (a sample's stack is read from the ring when it is
+ * released, so it must not be overwritten before).
+ */
+static void consume_rings(struct sp_recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->rings.len; i++)
+		((struct sp__ring *)sp__vec_at(&rec->rings, i))->hold =
+			UINT64_MAX;
+	for (i = 0; i < rec->merge.items.len; i++) {
+		const struct sp__merge_item *it =
+			sp__vec_at(&rec->merge.items, i);
+		struct sp__ring *ring = it->owner;
+
+		if (ring && it->pos < ring->hold)
+			ring->hold = it->pos;
+	}
+	for (i = 0; i < rec->rings.len; i++) {
+		struct sp__ring *ring = sp__vec_at(&rec->rings, i);
+
+		sp__ring_consume(ring, ring->hold);
+	}
+}
+
 int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark)
 {
-	return sp__merge_release(&rec->merge, watermark, release_one, rec);
+	int err = sp__merge_release(&rec->merge, watermark, release_one, rec);
+
+	if (!rec->pipe)
+		consume_rings(rec);
+	return err;
 }
 
 void sp__recorder_reap(struct sp_recorder *rec)
@@ -158,7 +189,7 @@ static bool rings_have_data(const struct sp_recorder *rec)
 	if (rec->pipe)
 		return sp__pipeline_pending(rec);
 	for (i = 0; i < rec->rings.len; i++)
-		if (sp__ring_has_data(sp__vec_at(&rec->rings, i)))
+		if (sp__ring_has_unread(sp__vec_at(&rec->rings, i)))
 			return true;
 	return false;
 }

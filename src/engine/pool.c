@@ -32,8 +32,7 @@ static void futex_wake(_Atomic uint32_t *word, int n)
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 {
 	const struct sp__qsample *s = job->s;
-	const uint64_t *ips = (const uint64_t *)(const void *)(s + 1);
-	const unsigned char *stack = (const unsigned char *)(ips + s->nr_ips);
+	const unsigned char *stack = sp__qsample_stack(s);
 	int n = 0;
 
 	if (job->unwind)

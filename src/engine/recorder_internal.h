@@ -107,8 +107,29 @@ struct sp__qsample {
 	uint32_t misc;
 	uint64_t nr_ips;
 	uint64_t stack_len;
+	/*
+	 * NULL: the callchain and stack follow this struct (a copy). Else
+	 * they are still in the perf ring, which inline mode consumes only
+	 * once the sample is written, so the stack is never copied.
+	 */
+	const uint64_t *ext_ips;
+	const unsigned char *ext_stack;
 	struct sp_regs regs;
 };
+
+static inline const uint64_t *sp__qsample_ips(const struct sp__qsample *s)
+{
+	return s->ext_ips ? s->ext_ips :
+			    (const uint64_t *)(const void *)(s + 1);
+}
+
+static inline const unsigned char *
+sp__qsample_stack(const struct sp__qsample *s)
+{
+	return s->ext_stack ?
+		       s->ext_stack :
+		       (const unsigned char *)(sp__qsample_ips(s) + s->nr_ips);
+}
 
 /* poll.c: draining rings into the merge queue and applying records. */
 /*

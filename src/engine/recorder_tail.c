@@ -25,7 +25,7 @@ bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 	if (rec->pipe)
 		return sp__pipeline_pending(rec);
 	for (i = 0; i < rec->rings.len; i++)
-		if (sp__ring_has_data(sp__vec_at(&rec->rings, i)))
+		if (sp__ring_has_unread(sp__vec_at(&rec->rings, i)))
 			return true;
 	return false;
 }

@@ -111,3 +111,47 @@ long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
 	return err ? err : n;
 }
+
+long sp__ring_scan(struct sp__ring *ring, void *scratch, sp__ring_scan_fn fn,
+		   void *ctx)
+{
+	struct perf_event_mmap_page *m = meta(ring);
+	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	uint64_t pos = ring->read_pos;
+	long n = 0;
+
+	while (pos < head) {
+		struct perf_event_header h;
+		size_t off = (size_t)pos & (ring->data_size - 1);
+
+		memcpy(&h, data(ring) + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - pos ||
+		    h.size > ring->data_size || (h.size & 7)) {
+			ring->read_pos = head; /* cannot resynchronise */
+			return SP_ECORRUPT;
+		}
+		if (fn(ctx, ring, record_at(ring, pos, h.size, scratch), h.size,
+		       pos))
+			break;
+		pos += h.size;
+		n++;
+	}
+	ring->read_pos = pos;
+	return n;
+}
+
+void sp__ring_consume(struct sp__ring *ring, uint64_t upto)
+{
+	struct perf_event_mmap_page *m = meta(ring);
+
+	if (upto > ring->read_pos)
+		upto = ring->read_pos;
+	if (upto > m->data_tail)
+		__atomic_store_n(&m->data_tail, upto, __ATOMIC_RELEASE);
+}
+
+int sp__ring_has_unread(const struct sp__ring *ring)
+{
+	return __atomic_load_n(&meta(ring)->data_head, __ATOMIC_ACQUIRE) !=
+	       ring->read_pos;
+}

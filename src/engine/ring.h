@@ -14,6 +14,12 @@ struct sp__ring {
 	int cpu;
 	int owner_fd; /* the event the ring was mapped from (kept open) */
 	uint64_t seq; /* records queued from it (merge tie-break keys) */
+	/*
+	 * sp__ring_scan()'s cursor: records before it were handed out, those
+	 * from data_tail up to it may still be in use (not consumed).
+	 */
+	uint64_t read_pos;
+	uint64_t hold; /* scratch: oldest position still queued */
 };
 
 /* Largest record a ring can hold: header.size is a u16. */
@@ -45,5 +51,23 @@ long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
 
 /* Whether unread records are waiting. */
 int sp__ring_has_data(const struct sp__ring *ring);
+
+/*
+ * Like sp__ring_read() but without consuming: records from @ring->read_pos
+ * up to the head go to @fn with their position, and read_pos moves past
+ * each one @fn accepts. A record in the ring stays valid (and in place)
+ * until sp__ring_consume() passes it; one that wraps is handed in
+ * @scratch, valid only during the call.
+ */
+typedef int (*sp__ring_scan_fn)(void *ctx, const struct sp__ring *ring,
+				const void *rec, size_t len, uint64_t pos);
+long sp__ring_scan(struct sp__ring *ring, void *scratch, sp__ring_scan_fn fn,
+		   void *ctx);
+
+/* Gives the kernel back everything before @upto (<= read_pos). */
+void sp__ring_consume(struct sp__ring *ring, uint64_t upto);
+
+/* Whether records past read_pos are waiting. */
+int sp__ring_has_unread(const struct sp__ring *ring);
 
 #endif /* SP_ENGINE_RING_H */

@@ -149,7 +149,7 @@ static int job_reserve(struct sp_recorder *rec, struct sp__job **out)
 
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
-	const uint64_t *ips = (const uint64_t *)(const void *)(s + 1);
+	const uint64_t *ips = sp__qsample_ips(s);
 	struct sp__job tmp, *job;
 	bool unwind;
 	int err;
