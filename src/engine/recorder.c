@@ -114,8 +114,8 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 /*
  * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
  * up to two CPUs, where the hand-offs between threads cost more than they
- * win (bench_system at the maximum rate here: 32.7 k samples/s inline vs
- * 4.8-13.5 k threaded; bench_pipeline: 315 k vs 200-250 k samples/s),
+ * win (bench_system at the maximum rate here: 62-129 k samples/s inline vs
+ * 4.8-13.5 k threaded; bench_pipeline: 568 k vs 220-306 k samples/s),
  * then one thread fewer than the CPUs.
  */
 static unsigned worker_count(uint32_t threads)
