@@ -172,6 +172,27 @@ static void rollback(struct sp_recorder *rec, struct sp__process *p)
 	sp__procs_remove(&rec->procs, p);
 }
 
+/*
+ * Retires @old, an earlier generation of @pid. If no poll has retired it
+ * yet, its samples may still be queued: they must be unwound with its own
+ * maps, not the new process's, so they are written out first.
+ */
+static int retire_generation(struct sp_recorder *rec, int32_t pid,
+			     struct sp__process *old)
+{
+	int err;
+
+	if (old && old->state != SP__PROC_EXITED) {
+		err = sp_recorder_flush(rec);
+		if (err)
+			return err;
+		old = sp__procs_find(&rec->procs, pid);
+	}
+	if (old)
+		sp__recorder_retire(rec, old);
+	return 0;
+}
+
 int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
 		       enum sp_attach_mode mode)
 {
@@ -186,8 +207,9 @@ int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
 	old = sp__procs_find(&rec->procs, pid);
 	if (old && old->state != SP__PROC_EXITED && old->starttime == start)
 		return SP_ALREADY_ATTACHED;
-	if (old)
-		sp__recorder_retire(rec, old); /* an earlier generation */
+	err = retire_generation(rec, pid, old);
+	if (err)
+		return err;
 	if (mode == SP_ATTACH_STOP_WHILE_ATTACHING) {
 		err = stop_group(pid, &stopped);
 		if (err)
