@@ -240,10 +240,12 @@ static int adopt_inherited(struct sp_recorder *rec, int32_t pid, uint64_t start,
 	p->parent = src; /* src's events must outlive p: recorder_retire */
 	fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	p->pidfd = fd < 0 ? -1 : (int)fd;
-	if (p->pidfd >= 0)
-		sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD);
-	else
+	if (p->pidfd >= 0 && sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD)) {
+		close(p->pidfd); /* unwatched: liveness from /proc instead */
+		p->pidfd = -1;
+	} else if (p->pidfd < 0) {
 		p->state = SP__PROC_DYING; /* gone already */
+	}
 	err = sp__process_load_maps(&rec->procs, p);
 	return err == -ENOENT || err == -ESRCH ? 0 : err;
 }

@@ -46,7 +46,6 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 	it.type = PERF_RECORD_SAMPLE;
 	it.pid = ps.pid;
-	it.owner = d->in_place ? d->ring : NULL;
 	it.pos = pos;
 	if (d->in_place && r != d->scratch) {
 		q.ext_ips = ps.ips;
@@ -86,7 +85,6 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 		it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 		it.type = h->type;
 		it.pid = id.pid;
-		it.owner = d->in_place ? d->ring : NULL;
 		it.pos = pos;
 		err = d->push(d->ctx, &it, &span, 1);
 		break;

@@ -30,8 +30,8 @@ struct sp__drain {
 	/*
 	 * Inline mode: scan @ring without consuming it; samples keep their
 	 * callchain and stack in the ring (struct sp__qsample ext_*), and
-	 * every item names the ring and position, so the ring is consumed
-	 * only up to the oldest record still queued.
+	 * every item carries its position (its key names the ring), so the
+	 * ring is consumed only up to the oldest record still queued.
 	 */
 	struct sp__ring *ring;
 	void *scratch;

@@ -233,6 +233,15 @@ static int rings_new(struct sp__replay *rp)
 	return 0;
 }
 
+/* Whether @len more bytes fit without overwriting unconsumed ones. */
+static bool ring_room(const struct sp__ring *ring, size_t len)
+{
+	const struct perf_event_mmap_page *m = ring->base;
+	uint64_t tail = __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE);
+
+	return m->data_head - tail + len <= ring->data_size;
+}
+
 /* Appends one record to its ring, as the kernel would. */
 static void ring_put(struct sp__ring *ring, const void *r, size_t len)
 {
@@ -246,6 +255,15 @@ static void ring_put(struct sp__ring *ring, const void *r, size_t len)
 	memcpy(data + off, r, first);
 	memcpy(data, (const unsigned char *)r + first, len - first);
 	__atomic_store_n(&m->data_head, head + len, __ATOMIC_RELEASE);
+}
+
+/* Undoes the clock hand-over of a failed open (the clock is freed). */
+static void replay_detach(struct sp_recorder *rec)
+{
+	rec->vclock = NULL;
+	rec->replay = false;
+	if (rec->pipe)
+		sp__pipeline_set_clock(rec);
 }
 
 int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
@@ -280,6 +298,7 @@ int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
 		err = rings_new(rp);
 	}
 	if (err) {
+		replay_detach(rec);
 		sp__replay_free(rp);
 		return err;
 	}
@@ -305,9 +324,12 @@ static uint64_t feed(struct sp__replay *rp, size_t batch, uint64_t *t)
 
 	for (; rp->next < end; rp->next++) {
 		const struct feed_item *it = &rp->items[rp->next];
+		struct sp__ring *ring =
+			sp__vec_at(&rec->rings, rp->first_ring + it->ring);
 
-		ring_put(sp__vec_at(&rec->rings, rp->first_ring + it->ring),
-			 rp->data + it->off, it->len);
+		if (!ring_room(ring, it->len))
+			break; /* the rest after this batch is released */
+		ring_put(ring, rp->data + it->off, it->len);
 		samples += it->sample;
 		if (it->time > *t)
 			*t = it->time;

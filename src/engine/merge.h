@@ -39,7 +39,7 @@ struct sp__merge_item {
 	size_t len;
 	const void *ref;
 	void *owner;
-	uint64_t pos; /* inline mode: the record's position in ring @owner */
+	uint64_t pos; /* inline mode: position in ring (@key >> 40) */
 	uint32_t type;
 	int32_t pid; /* 0 when unknown */
 };

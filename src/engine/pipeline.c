@@ -48,6 +48,8 @@ static int readers_new(struct sp_recorder *rec, struct sp__pipeline *pipe)
 		sp__mem_calloc(&rec->mem, pipe->nreaders, sizeof(uint64_t));
 	if (!pipe->readers || !pipe->cover_req || !pipe->unusable_seen)
 		return -ENOMEM;
+	for (i = 0; i < pipe->nreaders; i++) /* fini of an uninitialised one */
+		pipe->readers[i].epfd = pipe->readers[i].wakefd = -1;
 	for (i = 0; i < pipe->nreaders; i++) {
 		err = sp__reader_init(&pipe->readers[i], &rec->mem, cap,
 				      pipe->wakefd);
@@ -174,8 +176,10 @@ static int pull(struct sp_recorder *rec, struct sp__pipeline *pipe)
 		pipe->unusable_seen[i] = u;
 		while (!err && sp__spsc_pop(&r->queue, &it)) {
 			err = sp__merge_push_ref(&rec->merge, &it);
-			if (err) /* the record is gone: count it as lost */
+			if (err) { /* the record is gone: count it as lost */
 				sp__rblock_consume(it.owner);
+				rec->sum.lost_events++;
+			}
 		}
 		starved |= atomic_load(&r->starved);
 	}

@@ -71,8 +71,8 @@ static int release_one(void *ctx, const struct sp__merge_item *it,
 	rec->cur_owner = it->owner;
 	rec->owner_taken = false;
 	err = sp__recorder_apply(rec, it->type, data, it->len);
-	if (!err && rec->pipe && it->owner && !rec->owner_taken)
-		sp__rblock_consume(it->owner); /* inline: owner is a ring */
+	if (!err && it->owner && !rec->owner_taken)
+		sp__rblock_consume(it->owner);
 	rec->cur_owner = NULL;
 	return err;
 }
@@ -92,9 +92,13 @@ static void consume_rings(struct sp_recorder *rec)
 	for (i = 0; i < rec->merge.items.len; i++) {
 		const struct sp__merge_item *it =
 			sp__vec_at(&rec->merge.items, i);
-		struct sp__ring *ring = it->owner;
+		size_t r = (size_t)(it->key >> 40);
+		struct sp__ring *ring;
 
-		if (ring && it->pos < ring->hold)
+		if (r >= rec->rings.len)
+			continue; /* cannot happen: keys come from the drain */
+		ring = sp__vec_at(&rec->rings, r);
+		if (it->pos < ring->hold)
 			ring->hold = it->pos;
 	}
 	for (i = 0; i < rec->rings.len; i++) {
@@ -210,6 +214,10 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	memset(&rec->poll, 0, sizeof(rec->poll));
 	if (rec->finished)
 		return -EPIPE;
+	/* Workers do not wake this thread: with jobs out, look again soon. */
+	if (rec->pipe && sp__pool_inflight(&rec->pipe->pool) &&
+	    (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS))
+		timeout_ms = SP__READER_TICK_MS;
 	if (rec->pipe ? !sp__pipeline_ready(rec) :
 			!rings_have_data(rec) &&
 				sp__merge_count(&rec->merge) == 0) {

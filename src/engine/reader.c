@@ -3,7 +3,7 @@
 
 /*
  * The reader never blocks the kernel for long and never grows: it sleeps
- * in epoll (ring wake-ups, its wake eventfd, and a 20 ms tick that keeps
+ * in epoll (ring wake-ups, its wake eventfd, and a 50 ms tick that keeps
  * its watermark moving while rings are idle), drains, publishes, and
  * notifies the sequencer through its eventfd only when it queued records
  * in this cycle or the one before (records newer than a watermark are

@@ -124,15 +124,19 @@ static int close_vanished(struct sp_recorder *rec, struct sp__process *p,
 
 static int refresh(struct sp_recorder *rec, struct sp__process *p)
 {
-	int32_t *tids = sp__mem_alloc(&rec->mem, TIDS_MAX * sizeof(int32_t));
+	int32_t *tids;
 	bool covered;
 	int n, err;
 
+	if (rec->sys)
+		return 0; /* system mode: CPU events cover every thread */
+	tids = sp__mem_alloc(&rec->mem, TIDS_MAX * sizeof(int32_t));
 	if (!tids)
 		return -ENOMEM;
 	n = list_tids(p, tids);
 	err = n < 0 ? n : open_missed(rec, p, tids, n, &covered);
-	if (!err && covered && !rec->cfg.children)
+	/* A full list may be cut short: then no thread counts as vanished. */
+	if (!err && covered && !rec->cfg.children && n < TIDS_MAX)
 		err = close_vanished(rec, p, tids, n);
 	sp__mem_free(&rec->mem, tids, TIDS_MAX * sizeof(int32_t));
 	return err;

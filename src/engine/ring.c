@@ -63,7 +63,8 @@ int sp__ring_has_data(const struct sp__ring *ring)
 	uint64_t head =
 		__atomic_load_n(&meta(ring)->data_head, __ATOMIC_ACQUIRE);
 
-	return head != meta(ring)->data_tail;
+	return head !=
+	       __atomic_load_n(&meta(ring)->data_tail, __ATOMIC_ACQUIRE);
 }
 
 /* The record at @tail, in place or copied to @scratch when it wraps. */

@@ -122,19 +122,6 @@ static bool admit(const struct sp__system *sys, int32_t pid, const char *comm)
 	return comm_listed(sys, comm);
 }
 
-static void pidfd_watch(struct sp_recorder *rec, struct sp__process *p)
-{
-	long fd = syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
-
-	if (fd < 0)
-		return; /* liveness then comes from EXIT records and /proc */
-	p->pidfd = (int)fd;
-	if (sp__recorder_ep_add(rec, p->pidfd, SP__EP_PIDFD)) {
-		close(p->pidfd);
-		p->pidfd = -1;
-	}
-}
-
 /* Starts tracking @pid; @load reads its modules from /proc now. */
 static int track(struct sp_recorder *rec, int32_t pid, bool load,
 		 struct sp__process **out)
@@ -146,9 +133,13 @@ static int track(struct sp_recorder *rec, int32_t pid, bool load,
 	if (err)
 		return err;
 	*out = p;
-	pidfd_watch(rec, p);
+	/*
+	 * No pidfd: a machine has more processes than a process may have
+	 * fds. Deaths come from EXIT records (and sweeps) instead.
+	 */
 	p->last_reconcile_ns = sp__now_ns();
-	if (sp__proc_stat(pid, 0, &p->starttime, &st) || st == 'X') {
+	err = sp__proc_stat(pid, 0, &p->starttime, &st);
+	if (err == -ENOENT || err == -ESRCH || (!err && st == 'X')) {
 		/* Already gone: retired once its queued records are out. */
 		p->state = SP__PROC_DYING;
 		return 0;

@@ -387,10 +387,14 @@ static int remember_retirements(struct sp_symbolizer *sym,
 
 	uint32_t bound = sp_spool_frame_count(sym->spool);
 
-	for (i = 0; i < np; i++)
-		if (sp__vec_push(&sym->retire_pids, &sym->mem, &pids[i]) ||
-		    sp__vec_push(&sym->retire_bounds, &sym->mem, &bound))
-			return -ENOMEM;
+	/* Both lists grow together or not at all: they are read in pairs. */
+	if (sp__vec_reserve(&sym->retire_pids, &sym->mem, np) ||
+	    sp__vec_reserve(&sym->retire_bounds, &sym->mem, np))
+		return -ENOMEM;
+	for (i = 0; i < np; i++) {
+		sp__vec_push(&sym->retire_pids, &sym->mem, &pids[i]);
+		sp__vec_push(&sym->retire_bounds, &sym->mem, &bound);
+	}
 	for (i = 0; i < nm; i++)
 		if (sp__vec_push(&sym->retire_modules, &sym->mem, &mods[i]))
 			return -ENOMEM;
