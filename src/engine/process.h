@@ -82,6 +82,7 @@ struct sp__process {
 	bool events_held;
 	struct sp__mver *mver; /* threaded mode: the current map version */
 	uint64_t dying_ns;     /* when the group's death was seen */
+	bool sampled;	       /* a sample since the last recovery sweep */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */

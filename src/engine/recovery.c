@@ -32,6 +32,7 @@
 #include "proc_maps.h"
 #include "python.h"
 #include "recorder_internal.h"
+#include "system.h"
 
 #define TIDS_MAX 65536
 
@@ -195,6 +196,10 @@ static int sweep_one(struct sp_recorder *rec, struct sp__process *p)
 
 	if (p->state != SP__PROC_ALIVE)
 		return 0;
+	/* System mode tracks the whole machine: only what was sampled. */
+	if (rec->sys && !p->sampled)
+		return 0;
+	p->sampled = false;
 	err = check_gone(p);
 	if (err)
 		return err < 0 ? err : 0;
@@ -215,6 +220,13 @@ int sp__recorder_sweep(struct sp_recorder *rec, bool force)
 		return 0;
 	rec->last_sweep_ns = now;
 	rec->procs.time_ns = now;
+	/*
+	 * System mode: lost records may have hidden a fork that reused a
+	 * rejected pid, so the filters judge every pid again on its next
+	 * sample.
+	 */
+	if (rec->sys)
+		rec->sys->ignored.len = 0;
 	for (i = 0; !err && i < rec->procs.list.len; i++)
 		err = sweep_one(rec, *(struct sp__process **)sp__vec_at(
 					     &rec->procs.list, i));

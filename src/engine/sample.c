@@ -89,6 +89,8 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 		rec->sum.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE]++;
 		return false;
 	}
+	if (p)
+		p->sampled = true;
 	if (cover_pc(rec, p, s))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);
