@@ -41,6 +41,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -104,50 +105,96 @@ void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 
 /* ---- process generations and Python markers ---- */
 
-/* Is the retirement of module @x at frame count @b a process boundary? */
-static bool is_boundary(const struct sp_module *mods, size_t n, size_t x)
+/*
+ * A module retirement at frame count b is a process boundary when the
+ * module is the highest-numbered one of its pid retired at b and every
+ * older module of the pid was retired at or before b (an exec or exit
+ * retires everything at once; a munmap retires one module among live
+ * ones). Checked for all modules at once in O(n log n): modules sorted by
+ * (pid, id) give the older ones as a running maximum, and sorted by
+ * (pid, retirement, id) the highest id of each retirement point.
+ */
+struct gen_mod {
+	int32_t pid;
+	uint32_t id;
+	uint32_t deact;
+	bool boundary;
+};
+
+static int by_pid_id(const void *a, const void *b)
 {
-	uint32_t b = mods[x].deactivated_at;
+	const struct gen_mod *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_pid_deact_id(const void *a, const void *b)
+{
+	const struct gen_mod *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->deact != y->deact)
+		return x->deact < y->deact ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Marks the older-modules condition; then keeps it only on the highest. */
+static void mark_boundaries(struct gen_mod *g, size_t n)
+{
+	uint32_t older_max = 0;
 	size_t i;
 
+	qsort(g, n, sizeof(*g), by_pid_id);
 	for (i = 0; i < n; i++) {
-		if (i == x || mods[i].pid != mods[x].pid || mods[i].is_kernel)
-			continue;
-		if (mods[i].deactivated_at == b && i > x)
-			return false; /* the highest id at b decides */
-		if (i < x && mods[i].deactivated_at > b)
-			return false; /* older module still active after b */
+		if (i == 0 || g[i].pid != g[i - 1].pid)
+			older_max = 0;
+		g[i].boundary = g[i].deact != SP_NEVER &&
+				older_max <= g[i].deact;
+		if (g[i].deact > older_max)
+			older_max = g[i].deact;
 	}
-	return true;
+	qsort(g, n, sizeof(*g), by_pid_deact_id);
+	for (i = 0; i + 1 < n; i++)
+		if (g[i + 1].pid == g[i].pid && g[i + 1].deact == g[i].deact)
+			g[i].boundary = false; /* a higher id retired with it */
 }
 
 static int scan_boundaries(struct sp_symbolizer *sym)
 {
-	size_t i, n = sp_spool_module_count(sym->spool);
-	struct sp_module *mods;
+	size_t i, k = 0, n = sp_spool_module_count(sym->spool);
+	struct sp_module m;
+	struct gen_mod *g;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	mods = sp__mem_calloc(&sym->mem, n, sizeof(*mods));
-	if (!mods)
+	g = sp__mem_calloc(&sym->mem, n, sizeof(*g));
+	if (!g)
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		sp_spool_module(sym->spool, (uint32_t)i, &mods[i]);
-	for (i = 0; i < n && !err; i++) {
+	for (i = 0; i < n; i++) {
+		sp_spool_module(sym->spool, (uint32_t)i, &m);
+		if (m.is_kernel || m.pid <= 0)
+			continue;
+		g[k].pid = m.pid;
+		g[k].id = (uint32_t)i;
+		g[k++].deact = m.deactivated_at;
+	}
+	mark_boundaries(g, k);
+	for (i = 0; i < k && !err; i++) {
 		struct sp__sym_pid *p;
 
-		if (mods[i].is_kernel || mods[i].pid <= 0 ||
-		    mods[i].deactivated_at == SP_NEVER ||
-		    !is_boundary(mods, n, i))
+		if (!g[i].boundary)
 			continue;
-		p = sp__sym_pid_state(sym, mods[i].pid, true);
+		p = sp__sym_pid_state(sym, g[i].pid, true);
 		if (!p)
 			err = -ENOMEM;
-		else if (mods[i].deactivated_at > p->gen_start)
-			p->gen_start = mods[i].deactivated_at;
+		else if (g[i].deact > p->gen_start)
+			p->gen_start = g[i].deact;
 	}
-	sp__mem_free(&sym->mem, mods, n * sizeof(*mods));
+	sp__mem_free(&sym->mem, g, n * sizeof(*g));
 	return err;
 }
 
