@@ -46,8 +46,10 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 	it.type = PERF_RECORD_SAMPLE;
 	it.pid = ps.pid;
-	it.pos = pos;
-	if (d->in_place && r != d->scratch) {
+	it.pos = SP__NO_HOLD;
+	/* A timestamp far ahead would pin the ring: such a sample is copied. */
+	if (d->in_place && r != d->scratch && ps.time <= d->hold_until) {
+		it.pos = pos;
 		q.ext_ips = ps.ips;
 		q.ext_stack = ps.stack;
 		return d->push(d->ctx, &it, spans, 1);
@@ -85,7 +87,7 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 		it.key = sp__merge_key(d->ring_index, *d->ring_seq);
 		it.type = h->type;
 		it.pid = id.pid;
-		it.pos = pos;
+		it.pos = SP__NO_HOLD; /* copied whole: the ring is not needed */
 		err = d->push(d->ctx, &it, &span, 1);
 		break;
 	default:

@@ -36,6 +36,7 @@ struct sp__drain {
 	struct sp__ring *ring;
 	void *scratch;
 	bool in_place;
+	uint64_t hold_until; /* newer samples are copied, not held */
 	/* Optional: sees every record consumed (fixture capture). */
 	void (*tap)(void *ctx, size_t ring_index, const void *rec, size_t len);
 	void *tap_ctx;

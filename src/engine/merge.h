@@ -39,10 +39,13 @@ struct sp__merge_item {
 	size_t len;
 	const void *ref;
 	void *owner;
-	uint64_t pos; /* inline mode: position in ring (@key >> 40) */
+	uint64_t pos; /* inline mode: position in ring (@key >> 40) of a
+		       * sample read in place, or SP__NO_HOLD */
 	uint32_t type;
 	int32_t pid; /* 0 when unknown */
 };
+
+#define SP__NO_HOLD UINT64_MAX
 
 /* Builds the tie-break key of the @n-th record read from ring @ring. */
 static inline uint64_t sp__merge_key(size_t ring, uint64_t n)

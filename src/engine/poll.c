@@ -38,7 +38,9 @@ int sp__recorder_drain(struct sp_recorder *rec)
 	struct sp__drain d = { .sample_type = rec->sample_type,
 			       .push = push_copy,
 			       .ctx = rec,
-			       .in_place = true };
+			       .in_place = true,
+			       .hold_until =
+				       sp__recorder_clock(rec) + SP__HOLD_NS };
 	size_t i;
 	long n;
 
@@ -95,8 +97,8 @@ static void consume_rings(struct sp_recorder *rec)
 		size_t r = (size_t)(it->key >> 40);
 		struct sp__ring *ring;
 
-		if (r >= rec->rings.len)
-			continue; /* cannot happen: keys come from the drain */
+		if (it->pos == SP__NO_HOLD || r >= rec->rings.len)
+			continue; /* a copy, or not from a ring */
 		ring = sp__vec_at(&rec->rings, r);
 		if (it->pos < ring->hold)
 			ring->hold = it->pos;

@@ -94,6 +94,12 @@ struct sp_recorder {
  * top, a live UI) sees a recording while it runs, not only at its end.
  */
 #define SP__FLUSH_NS 250000000ull
+/*
+ * Inline mode reads samples in the ring only up to this far past now; a
+ * later timestamp (never from a sane kernel) is copied, so it cannot keep
+ * the ring from being consumed.
+ */
+#define SP__HOLD_NS 1000000000ull
 /* Per process, at most one uncovered-PC maps reconcile per this. */
 #define SP__UNCOVERED_NS 100000000ull
 
