@@ -114,7 +114,7 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 /*
  * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
  * up to two CPUs, where the hand-offs between threads cost more than they
- * win (bench_system at the maximum rate here: 58-95 k samples/s inline vs
+ * win (bench_system at the maximum rate here: 58-162 k samples/s inline vs
  * 4.8-13.5 k threaded; bench_pipeline: 568 k vs 220-306 k samples/s),
  * then one thread fewer than the CPUs.
  */
