@@ -83,36 +83,6 @@ static const void *record_at(const struct sp__ring *ring, uint64_t tail,
 	return scratch;
 }
 
-long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
-		   void *ctx)
-{
-	struct perf_event_mmap_page *m = meta(ring);
-	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = m->data_tail;
-	long n = 0;
-	int err = 0;
-
-	while (tail < head) {
-		struct perf_event_header h;
-		size_t off = (size_t)tail & (ring->data_size - 1);
-
-		memcpy(&h, data(ring) + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail ||
-		    h.size > ring->data_size || (h.size & 7)) {
-			tail = head;
-			err = SP_ECORRUPT;
-			break;
-		}
-		if (fn(ctx, ring, record_at(ring, tail, h.size, scratch),
-		       h.size))
-			break;
-		tail += h.size;
-		n++;
-	}
-	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
-	return err ? err : n;
-}
-
 long sp__ring_scan(struct sp__ring *ring, void *scratch, sp__ring_scan_fn fn,
 		   void *ctx)
 {
@@ -155,4 +125,31 @@ int sp__ring_has_unread(const struct sp__ring *ring)
 {
 	return __atomic_load_n(&meta(ring)->data_head, __ATOMIC_ACQUIRE) !=
 	       ring->read_pos;
+}
+
+struct read_ctx {
+	sp__ring_fn fn;
+	void *ctx;
+};
+
+static int read_one(void *ctx, const struct sp__ring *ring, const void *rec,
+		    size_t len, uint64_t pos)
+{
+	struct read_ctx *r = ctx;
+
+	(void)pos;
+	return r->fn(r->ctx, ring, rec, len);
+}
+
+/* A scan from the tail, then everything scanned is consumed at once. */
+long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
+		   void *ctx)
+{
+	struct read_ctx r = { fn, ctx };
+	long n;
+
+	ring->read_pos = meta(ring)->data_tail;
+	n = sp__ring_scan(ring, scratch, read_one, &r);
+	sp__ring_consume(ring, ring->read_pos);
+	return n;
 }
