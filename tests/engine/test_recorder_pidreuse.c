@@ -25,7 +25,7 @@
 #include "workload_paths.h"
 
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
-#define REUSE_TRIES 50
+#define REUSE_TRIES 400
 #define MAX_FRAMES 128
 
 enum gen {
@@ -104,6 +104,7 @@ static pid_t spawn_reusing(pid_t want)
 		if (pid == want)
 			return pid;
 		eng_kill_reap(pid); /* another fork took @want first */
+		usleep(10000); /* let whoever holds @want go (parallel tests) */
 	}
 	skip("pid reuse: another process kept taking the pid");
 	return -1;
