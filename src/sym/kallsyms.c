@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hexnum.h"
 #include "ksyms_internal.h"
 #include "logging.h"
 
@@ -171,33 +172,6 @@ static size_t skip_sep(const char *s, size_t i, size_t n)
 	return i;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Parses leading hex digits; returns how many, 0 when none or overflow. */
-static size_t parse_hex(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-	int d;
-
-	for (i = 0; i < n && (d = hex_digit(s[i])) >= 0; i++) {
-		if (v >> 60)
-			return 0;
-		v = v << 4 | (uint64_t)d;
-	}
-	*out = v;
-	return i;
-}
-
 /* After the name: nothing (core), or "[mod]" and nothing else. */
 static bool parse_kmod(const char *s, size_t i, size_t n, struct kline *kl)
 {
@@ -223,7 +197,7 @@ static bool parse_kline(const char *s, size_t n, struct kline *kl)
 
 	if (memchr(s, '\0', n))
 		return false;
-	i = parse_hex(s, n, &kl->addr);
+	i = sp__hex_prefix(s, n, &kl->addr);
 	if (i == 0 || i >= n || !is_sep(s[i]))
 		return false;
 	i = skip_sep(s, i, n);

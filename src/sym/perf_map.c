@@ -10,6 +10,7 @@
 
 #include "arena.h"
 #include "hash.h"
+#include "hexnum.h"
 #include "perf_map_internal.h"
 #include "sym_internal.h"
 
@@ -63,36 +64,14 @@ static bool is_ws(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The whole token must be hex (optional 0x) and fit in 64 bits. */
 static bool parse_hex(const char *s, size_t n, uint64_t *out)
 {
-	uint64_t v = 0;
 	size_t i = 0;
-	int d;
 
 	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		i = 2;
-	if (i == n)
-		return false;
-	for (; i < n; i++) {
-		d = hex_digit(s[i]);
-		if (d < 0 || v >> 60)
-			return false;
-		v = v << 4 | (uint64_t)d;
-	}
-	*out = v;
-	return true;
+	return i < n && sp__hex_prefix(s + i, n - i, out) == n - i;
 }
 
 /* Parses one hex field at s[*i]; leaves *i on the byte after it. */
