@@ -286,6 +286,13 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
 	return fd_sink_new(fd, flags, false, allocator, out);
 }
 
+int sp__sink_create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	return fd < 0 ? -errno : fd;
+}
+
 SP_API int sp_sink_open_file(const char *path,
 			     const struct sp_allocator *allocator,
 			     struct sp_sink **out)
@@ -294,9 +301,9 @@ SP_API int sp_sink_open_file(const char *path,
 
 	if (!path || !out)
 		return -EINVAL;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = sp__sink_create_file(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = fd_sink_new(fd, SP_SINK_CLOSE_FD, true, allocator, out);
 	if (err)
 		close(fd);

@@ -35,4 +35,10 @@ struct sp_sink {
 int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
 		 const struct sp__mem *mem, struct sp_sink **out);
 
+/*
+ * Creates (or truncates) the spool file @path the way every file sink
+ * does (write-only, close-on-exec, mode 0644). Returns the fd or -errno.
+ */
+int sp__sink_create_file(const char *path);
+
 #endif /* SP_FORMAT_SINK_INTERNAL_H */

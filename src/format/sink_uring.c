@@ -483,9 +483,9 @@ SP_API int sp_sink_open_uring(const char *path,
 
 	if (!path || !out)
 		return -EINVAL;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = sp__sink_create_file(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, opts, allocator, out);
 	if (err)
 		close(fd);
