@@ -188,7 +188,7 @@ static int wait_events(struct sp_recorder *rec, int timeout_ms)
 	return 0;
 }
 
-static bool rings_have_data(const struct sp_recorder *rec)
+bool sp__recorder_rings_pending(const struct sp_recorder *rec)
 {
 	size_t i;
 
@@ -221,7 +221,7 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	    (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS))
 		timeout_ms = SP__READER_TICK_MS;
 	if (rec->pipe ? !sp__pipeline_ready(rec) :
-			!rings_have_data(rec) &&
+			!sp__recorder_rings_pending(rec) &&
 				sp__merge_count(&rec->merge) == 0) {
 		err = wait_events(rec, timeout_ms);
 		if (err)

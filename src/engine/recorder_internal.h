@@ -144,6 +144,11 @@ sp__qsample_stack(const struct sp__qsample *s)
  * last poll.
  */
 void sp__recorder_collect(struct sp_recorder *rec);
+/*
+ * Whether records wait outside the merge queue: unread in a ring (inline
+ * mode) or anywhere in the threaded pipeline.
+ */
+bool sp__recorder_rings_pending(const struct sp_recorder *rec);
 
 int sp__recorder_drain(struct sp_recorder *rec);
 int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark);

@@ -11,23 +11,12 @@
 
 #include <stackpulse/tail.h>
 
-#include "pipeline.h"
 #include "recorder_internal.h"
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 {
-	size_t i;
-
-	if (!rec)
-		return false;
-	if (sp__merge_count(&rec->merge))
-		return true;
-	if (rec->pipe)
-		return sp__pipeline_pending(rec);
-	for (i = 0; i < rec->rings.len; i++)
-		if (sp__ring_has_unread(sp__vec_at(&rec->rings, i)))
-			return true;
-	return false;
+	return rec && (sp__merge_count(&rec->merge) ||
+		       sp__recorder_rings_pending(rec));
 }
 
 int sp_recorder_tail(struct sp_recorder *rec, struct sp_tail **out)
