@@ -29,6 +29,7 @@ struct self_sample {
 /* self_asm.S */
 void sp_test_capture(struct sp_regs *out);
 void sp_test_cfa_rbx(void (*fn)(void *), void *arg);
+void sp_test_clobber_rbx(void (*fn)(void *), void *arg);
 
 /* Where the next sample_here() copies to (exclusive top; 0 = [stack]). */
 extern uint64_t self_stack_top;

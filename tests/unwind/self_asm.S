@@ -10,6 +10,11 @@
  * sp_test_cfa_rbx(void (*fn)(void *), void *arg) calls fn(arg) with its
  * CFA defined through RBX (as ld.so's _dl_runtime_resolve does) and RSP
  * moved away, so an unwinder that assumes RSP/RBP-based CFAs fails.
+ *
+ * sp_test_clobber_rbx(void (*fn)(void *), void *arg) saves RBX, puts a
+ * garbage value in it and calls fn(arg): below it, RBX is not the value
+ * an sp_test_cfa_rbx frame above needs, which only this frame's save
+ * slot holds (the unwinder defers applying such saves).
  */
 	.text
 	.globl	sp_test_capture
@@ -52,5 +57,23 @@ sp_test_cfa_rbx:
 	ret
 	.cfi_endproc
 	.size	sp_test_cfa_rbx, .-sp_test_cfa_rbx
+
+	.globl	sp_test_clobber_rbx
+	.type	sp_test_clobber_rbx, @function
+sp_test_clobber_rbx:
+	.cfi_startproc
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbx, 0
+	movabsq	$0x5a5a5a5a5a5a5a5a, %rbx
+	movq	%rdi, %rax
+	movq	%rsi, %rdi
+	call	*%rax
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbx
+	ret
+	.cfi_endproc
+	.size	sp_test_clobber_rbx, .-sp_test_clobber_rbx
 
 	.section .note.GNU-stack,"",@progbits

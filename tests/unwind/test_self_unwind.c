@@ -22,6 +22,8 @@ void test_chain(struct sp_unwinder *u);
 void test_libc(struct sp_unwinder *u);
 void test_dso(struct sp_unwinder *u);
 void test_cfa_rbx(struct sp_unwinder *u);
+void test_cfa_rbx_saved(struct sp_unwinder *u);
+void clobber_then_chain(void *arg);
 void test_depth_cap(void);
 void test_plt_pc(struct sp_unwinder *u);
 void walk_action(const void *node, VISIT which, int depth);
@@ -162,6 +164,39 @@ SELF_NOIPA void test_cfa_rbx(struct sp_unwinder *u)
 	sample_free(&s);
 }
 
+/* Calls chain_cb under a frame that saved and replaced RBX. */
+SELF_NOIPA void clobber_then_chain(void *arg)
+{
+	sp_test_clobber_rbx(chain_cb, arg);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/*
+ * The CFA of sp_test_cfa_rbx is RBX + 16, and the RBX of the sample is
+ * garbage: the value comes from sp_test_clobber_rbx's save slot, three
+ * frames below. The unwinder applies such saves only when a step needs
+ * them, so this checks that it does apply them then.
+ */
+SELF_NOIPA void test_cfa_rbx_saved(struct sp_unwinder *u)
+{
+	static const char *const want[] = {
+		"sample_here",	      "chain_c",
+		"chain_cb",	      "sp_test_clobber_rbx",
+		"clobber_then_chain", "sp_test_cfa_rbx",
+		"test_cfa_rbx_saved", "main"
+	};
+	struct self_sample s = { 0 };
+	struct sp_unwind_stats st;
+	int n;
+
+	sp_test_cfa_rbx(clobber_then_chain, &s);
+	CHECK(s.taken);
+	n = self_unwind(u, &s, frames, CAP, &st);
+	CHECK(self_expect(frames, n, 0, want, 8));
+	CHECK(self_is_complete(frames, n, &st));
+	sample_free(&s);
+}
+
 SELF_NOIPA void test_depth_cap(void)
 {
 	struct sp_unwinder_opts o = { .size = sizeof(o), .max_depth = 16 };
@@ -251,6 +286,7 @@ int main(void)
 	test_libc(u);
 	test_dso(u);
 	test_cfa_rbx(u);
+	test_cfa_rbx_saved(u);
 	test_plt_pc(u);
 	test_depth_cap();
 	sp_unwinder_free(u);

@@ -71,11 +71,44 @@ static inline void sp__arch_apply_saves(uint32_t saves,
 }
 
 /*
+ * RBX and R12-R15: the registers whose saves a simple rule set packs in
+ * @saves, and that the fast path leaves to its caller (below).
+ */
+#define SP__SAVES_MASK                                                         \
+	(SP__REG_BIT(3) | SP__REG_BIT(12) | SP__REG_BIT(13) |                  \
+	 SP__REG_BIT(14) | SP__REG_BIT(15))
+
+/*
+ * Whether the full step with @row (NULL: frame pointers) may read or
+ * write RBX or R12-R15, so that their pending saves must be applied
+ * first. Frame pointers carry them unchanged. The outermost frame's row
+ * (RA undefined) only computes its CFA before it ends the stack; every
+ * other row that the fast path declined may need them (register or
+ * expression rules, signal frames, the saves of a simple row).
+ */
+static inline bool sp__arch_step_needs_saves(const struct sp__cfi_rules *row)
+{
+	if (!row)
+		return false;
+	if ((row->flags & (SP__ROW_RA_UNDEF | SP__ROW_EXTRA)) !=
+	    SP__ROW_RA_UNDEF)
+		return true;
+	return row->cfa_reg >= SP_X86_64_NREGS ||
+	       (SP__SAVES_MASK & SP__REG_BIT(row->cfa_reg));
+}
+
+/*
  * The common case of sp__arch_step_cfi(), in place: when @row is a simple
  * rule set and the step succeeds (a caller is found, not the outermost
  * frame), updates @regs to the caller's and returns 0, exactly as
- * sp__arch_step_cfi() would have; otherwise returns 1 and leaves @regs
- * untouched, for the full step to produce the result or the error.
+ * sp__arch_step_cfi() would have, except for RBX and R12-R15: the caller
+ * applies their saves, sp__arch_apply_saves(row->saves, stack, new RSP,
+ * regs), now or later. Later is the point: those values are needed only
+ * when some frame's CFA is computed from one of them (the fast path
+ * declines such rows) or the full step runs, so the unwinder keeps the
+ * saves of the last frames pending and most stacks end before anything
+ * asks for them. Otherwise returns 1 and leaves @regs untouched, for the
+ * full step to produce the result or the error.
  *
  * Everything is read before anything is written. The CFA must lie in
  * [1024, 2^64 - 1024] and slots are at most 8 * 128 bytes from it, so no
@@ -96,7 +129,7 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 
 	if (flags & (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL) ||
 	    reg >= SP_X86_64_NREGS || !(valid & SP__REG_BIT(reg)) ||
-	    stack->len < 8)
+	    (SP__SAVES_MASK & SP__REG_BIT(reg)) || stack->len < 8)
 		return 1;
 	cfa = regs->r[reg] + (uint64_t)(int64_t)row->cfa_off;
 	if ((row->cfa_off < 0) != (cfa < regs->r[reg]) ||
@@ -118,7 +151,6 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 	valid |= (uint32_t)bp_saved << SP_X86_64_RBP;
 	regs->valid = valid | SP__PC_SP;
 	regs->r[SP_X86_64_RBP] = bp_saved ? bp : regs->r[SP_X86_64_RBP];
-	sp__arch_apply_saves(row->saves, stack, cfa, regs);
 	regs->r[SP_X86_64_RSP] = cfa;
 	regs->r[SP_X86_64_RIP] = ra;
 	return 0;
