@@ -263,6 +263,72 @@ def writer_seeds(libpath):
         write('decode', 'writer-%d-plain' % seed, plain)
 
 
+# ---- fuzz_unwind: records a stack is synthesized from ----
+# Header | cfg | param | nrec | trim | drop | abi |, then records
+# | map u8 | offset u24 | slack u8 | flags u8 | fill u16 | and patches
+# | word u16 | tagged u32 | (see fuzz_unwind.c). Maps: 0 the program,
+# 1 libc, 2 ld.so, 3 the vDSO, >= 0xf0 unmapped; offsets are file
+# relative, so seeds survive ASLR.
+
+def unwind_rec(m, off, slack=0, flags=0, fill=0):
+    return bytes([m]) + off.to_bytes(3, 'little') + bytes([slack, flags]) + \
+        fill.to_bytes(2, 'little')
+
+
+def unwind_seed(rng, nrec, cfg=0, param=0, trim=0, drop=0, abi=0,
+                maps=(0, 1, 1, 1, 2), flags=(0,), npatch=0):
+    recs = b''.join(unwind_rec(rng.choice(maps), rng.randrange(1 << 24),
+                               rng.randrange(8), rng.choice(flags),
+                               rng.randrange(1 << 16)) for _ in range(nrec))
+    patches = b''.join(rng.randrange(1 << 16).to_bytes(2, 'little') +
+                       rng.randrange(1 << 32).to_bytes(4, 'little')
+                       for _ in range(npatch))
+    return bytes([cfg, param, nrec, trim, drop, abi]) + recs + patches
+
+
+def unwind_seeds():
+    rng = random.Random(7)
+    seeds = {
+        'empty-header': bytes(6),
+        'leaf-only': unwind_seed(rng, 1),
+        'unmapped-fp-chain': unwind_seed(rng, 30, maps=(0xf0, 0xf5)),
+        'vdso-leaf': unwind_seed(rng, 3, maps=(3,)),
+        'ld-so': unwind_seed(rng, 24, maps=(2,)),
+        'ra-plus': unwind_seed(rng, 40, flags=(0, 0, 4)),
+        'no-ra': unwind_seed(rng, 40, flags=(0,) * 12 + (2,)),
+        'end-midway': unwind_seed(rng, 50, flags=(0,) * 20 + (1,)),
+        'patched': unwind_seed(rng, 60, npatch=24),
+        'patched-heavy': unwind_seed(rng, 30, npatch=64),
+        'drop-rbp': unwind_seed(rng, 30, cfg=0x10, drop=6),
+        'drop-rip': unwind_seed(rng, 10, cfg=0x10, drop=16),
+        'drop-rbx': unwind_seed(rng, 40, cfg=0x10, drop=3),
+        'abi-none': unwind_seed(rng, 8, cfg=0x20, abi=0),
+        'abi-32': unwind_seed(rng, 8, cfg=0x20, abi=1),
+        'trim-all': unwind_seed(rng, 2, cfg=0x40, trim=255),
+        'long-128': unwind_seed(rng, 128),
+        # 0x80: 40 rounds of the records, past the 256 pending saves
+        'repeat-deep': unwind_seed(rng, 12, cfg=0x80),
+        'repeat-libc': unwind_seed(rng, 9, cfg=0x80, maps=(1,)),
+        'repeat-ld': unwind_seed(rng, 7, cfg=0x80, maps=(2,)),
+        'repeat-1024': unwind_seed(rng, 30, cfg=0x80, maps=(1, 2)),
+        'repeat-small-depth': unwind_seed(rng, 40, cfg=0x8c, param=0x3f),
+        'repeat-trim': unwind_seed(rng, 10, cfg=0xc0, trim=77),
+    }
+    for i in range(12):
+        seeds['deep-%d' % i] = unwind_seed(rng, rng.randrange(30, 100))
+    for i in range(4):
+        seeds['trim-%d' % i] = unwind_seed(rng, 40, cfg=0x40,
+                                           trim=rng.randrange(1, 256))
+        seeds['small-cap-%d' % i] = unwind_seed(rng, 40, cfg=0x03,
+                                                param=rng.randrange(256))
+        seeds['small-depth-%d' % i] = unwind_seed(rng, 40, cfg=0x0c,
+                                                  param=i << 4 | 15)
+        seeds['cap-and-depth-%d' % i] = unwind_seed(
+            rng, 40, cfg=0x0f, param=rng.randrange(256))
+    for name, data in seeds.items():
+        write('unwind', name, data)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--lib', help='path to libstackpulse.so for writer spools')
@@ -281,6 +347,7 @@ def main():
     for i in range(8):
         write('writer_roundtrip', 'random-%d' % i,
               bytes(rng.randrange(256) for _ in range(rng.randint(16, 400))))
+    unwind_seeds()
     if args.lib:
         writer_seeds(args.lib)
 

@@ -185,6 +185,10 @@ static int apply_extra(const struct sp__cfi_table *table,
 		if (r < 0 && reg == SP_X86_64_RBP)
 			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
 					 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+		/* RA in a register that was not captured: no caller. */
+		if (r > 0 && reg == SP_X86_64_RIP)
+			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		if (r != 0) {
 			next->valid &= ~SP__REG_BIT(reg);
 			continue;
