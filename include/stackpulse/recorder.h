@@ -287,7 +287,8 @@ struct sp_pipeline_stats {
 /**
  * sp_recorder_pipeline_stats fills the first @out->size bytes of @out
  * (zeros in inline mode).
- * @return 0, -EINVAL (NULL argument, @out->size < sizeof(size_t)).
+ * @return 0, -EINVAL (NULL argument, @out->size below sizeof(size_t) or
+ *         not a multiple of it).
  * Thread: single-owner. Allocates: no. Blocks: no.
  */
 SP_API int sp_recorder_pipeline_stats(const struct sp_recorder *recorder,

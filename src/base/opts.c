@@ -14,7 +14,7 @@ int sp__opts_load(const void *user, size_t user_size, void *out,
 	memset(out, 0, out_size);
 	if (!user)
 		return 0;
-	if (user_size < sizeof(size_t))
+	if (!sp__opts_size_ok(user_size))
 		return -EINVAL;
 	for (i = out_size; i < user_size; i++)
 		if (bytes[i])

@@ -19,6 +19,7 @@
 
 #include "logging.h"
 #include "mver.h"
+#include "opts.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
 
@@ -332,7 +333,8 @@ int sp_recorder_pipeline_stats(const struct sp_recorder *rec,
 	size_t size;
 	unsigned i;
 
-	if (!rec || !out || out->size < sizeof(size_t))
+	/* An output struct's size follows the input rule (src/base/opts.h). */
+	if (!rec || !out || !sp__opts_size_ok(out->size))
 		return -EINVAL;
 	size = out->size < sizeof(st) ? out->size : sizeof(st);
 	memset(&st, 0, sizeof(st));

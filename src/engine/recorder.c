@@ -15,26 +15,13 @@
 
 #include <stackpulse/error.h>
 
+#include "opts.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
 #include "system.h"
 
 #define CPUS_MAX 4096
-
-/* Bytes past the fields we know must be zero (a newer caller's fields). */
-static int opts_tail_check(const struct sp_recorder_opts *o)
-{
-	const unsigned char *p = (const unsigned char *)o;
-	size_t i;
-
-	if (o->size < sizeof(size_t))
-		return -EINVAL;
-	for (i = sizeof(*o); i < o->size; i++)
-		if (p[i])
-			return -EINVAL;
-	return 0;
-}
 
 static int opts_check(const struct sp_recorder_opts *o)
 {
@@ -149,15 +136,12 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 			  const struct sp_recorder_opts *opts,
 			  struct sp_recorder **out)
 {
-	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_recorder_opts o;
 	struct sp__mem mem;
 	struct sp_recorder *rec;
 	int err;
 
-	err = opts ? opts_tail_check(opts) : 0;
-	if (opts && !err)
-		memcpy(&o, opts,
-		       opts->size < sizeof(o) ? opts->size : sizeof(o));
+	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
 	o.size = sizeof(o);
 	if (!out || !sink || err || (err = opts_check(&o))) {
 		sp_sink_free(sink);
@@ -200,37 +184,36 @@ int sp_recorder_open_sink(struct sp_sink *sink,
  * Explicit flushes are durable (fdatasync) in both; the periodic push
  * that keeps live Tails fed is not.
  */
-static int spool_sink_open(const char *path,
-			   const struct sp_recorder_opts *opts,
-			   const struct sp_allocator *a, struct sp_sink **out)
+static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
+			   struct sp_sink **out)
 {
 	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
 
-	if (!opts ||
-	    opts->size < offsetof(struct sp_recorder_opts, threads) +
-				 sizeof(opts->threads) ||
-	    !worker_count(opts->threads))
-		return sp_sink_open_file(path, a, out);
-	uo.logger = opts->logger;
+	if (!worker_count(o->threads))
+		return sp_sink_open_file(path, o->allocator, out);
+	uo.logger = o->logger;
 	uo.flags = SP_SINK_URING_DATASYNC;
-	return sp_sink_open_uring(path, &uo, a, out);
+	return sp_sink_open_uring(path, &uo, o->allocator, out);
 }
 
 int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		     struct sp_recorder **out)
 {
-	const struct sp_allocator *a = NULL;
+	struct sp_recorder_opts o;
 	struct sp_sink *sink;
 	int err;
 
 	if (!path || !out)
 		return -EINVAL;
-	if (opts && opts->size >= sizeof(size_t) + sizeof(void *))
-		a = opts->allocator;
-	err = spool_sink_open(path, opts, a, &sink);
+	/* Loaded here too, so bad options never create (truncate) @path. */
+	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
 	if (err)
 		return err;
-	err = sp_recorder_open_sink(sink, opts, out);
+	o.size = sizeof(o);
+	err = spool_sink_open(path, &o, &sink);
+	if (err)
+		return err;
+	err = sp_recorder_open_sink(sink, &o, out);
 	if (err)
 		return err;
 	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);

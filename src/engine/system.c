@@ -23,16 +23,13 @@
 
 #include "kernel_module.h"
 #include "logging.h"
+#include "opts.h"
 #include "system.h"
 
 static int sysopts_check(const struct sp_system_opts *o)
 {
-	const unsigned char *p = (const unsigned char *)o;
 	size_t i;
 
-	for (i = sizeof(*o); i < o->size; i++)
-		if (p[i])
-			return -EINVAL; /* a newer caller's field */
 	if (o->flags & ~SP_SYSTEM_EXCLUDE_SELF)
 		return -EINVAL;
 	if ((o->npids && !o->pids) || (o->ncomms && !o->comms))
@@ -52,16 +49,12 @@ static int sysopts_load(const struct sp_system_opts *in,
 {
 	int err;
 
-	memset(o, 0, sizeof(*o));
 	*cgfd = -1;
-	if (in) {
-		if (in->size < sizeof(size_t))
-			return -EINVAL;
-		memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
-		err = sysopts_check(in->size > sizeof(*o) ? in : o);
-		if (err)
-			return err;
-	}
+	err = sp__opts_load(in, in ? in->size : 0, o, sizeof(*o));
+	if (!err)
+		err = sysopts_check(o);
+	if (err)
+		return err;
 	o->size = sizeof(*o);
 	if (!o->cgroup_path)
 		return 0;

@@ -28,23 +28,38 @@ static uint64_t pack(uint32_t hi, uint32_t lo)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* R4: read the fields that fit in opts->size, reject unknown bytes. */
+/*
+ * R4: copies the fields of @user that fit in @user_size, rejecting unknown
+ * non-zero bytes and a size that is not a multiple of sizeof(size_t) (it
+ * would end inside a field). This layer sees the public API only, so it
+ * mirrors sp__opts_load() (src/base/opts.c) instead of calling it: keep the
+ * two identical.
+ */
+static int xopts_load(const void *user, size_t user_size, void *out,
+		      size_t out_size)
+{
+	const unsigned char *bytes = user;
+	size_t i;
+
+	memset(out, 0, out_size);
+	if (!user)
+		return 0;
+	if (user_size < sizeof(size_t) || user_size % sizeof(size_t))
+		return -EINVAL;
+	for (i = out_size; i < user_size; i++)
+		if (bytes[i])
+			return -EINVAL;
+	memcpy(out, user, user_size < out_size ? user_size : out_size);
+	return 0;
+}
+
 static int read_opts(const struct sp_export_opts *opts,
 		     struct sp_export_opts *o)
 {
-	const unsigned char *tail;
-	size_t i;
+	int err = xopts_load(opts, opts ? opts->size : 0, o, sizeof(*o));
 
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->size < sizeof(size_t))
-		return -EINVAL;
-	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
-	tail = (const unsigned char *)opts;
-	for (i = sizeof(*o); i < opts->size; i++)
-		if (tail[i])
-			return -EINVAL;
+	if (err)
+		return err;
 	if ((o->flags & ~EXPORT_FLAGS) || o->pid < 0)
 		return -EINVAL;
 	return 0;
@@ -68,23 +83,22 @@ static int set_title(struct sp__profile *prof, const char *path,
 static int open_symbolizer(struct sp__profile *prof,
 			   const struct sp_export_opts *o)
 {
-	struct sp_symbolizer_opts so = {
-		.size = sizeof(so),
-		.allocator = o->allocator,
-		.logger = o->logger,
-	};
+	const struct sp_symbolizer_opts *user = o->symbolizer;
+	struct sp_symbolizer_opts so;
+	int err;
 
-	if (o->symbolizer) {
-		if (o->symbolizer->size > sizeof(so) ||
-		    o->symbolizer->size < sizeof(size_t))
-			return -EINVAL;
-		memcpy(&so, o->symbolizer, o->symbolizer->size);
-		so.size = sizeof(so);
-	}
+	err = xopts_load(user, user ? user->size : 0, &so, sizeof(so));
+	if (err)
+		return err;
+	so.size = sizeof(so);
+	/* The export's allocator and logger are the symbolizer's defaults. */
+	if (!so.allocator)
+		so.allocator = o->allocator;
+	if (!so.logger)
+		so.logger = o->logger;
 	/* Each distinct stack is resolved once: caching stacks buys nothing. */
-	if (!o->symbolizer ||
-	    o->symbolizer->size <=
-		    offsetof(struct sp_symbolizer_opts, stack_cache))
+	if (!user ||
+	    user->size <= offsetof(struct sp_symbolizer_opts, stack_cache))
 		so.stack_cache = SP_STACK_CACHE_EXTERNAL;
 	if (o->flags & SP_EXPORT_NO_INLINE)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;

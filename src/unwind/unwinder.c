@@ -13,6 +13,7 @@
 #include "hash.h"
 #include "logging.h"
 #include "map.h"
+#include "opts.h"
 #include "unwind_internal.h"
 #include "unwind_stats.h"
 #include "vec.h"
@@ -91,18 +92,10 @@ struct sp_unwinder {
 static int read_opts(const struct sp_unwinder_opts *opts,
 		     struct sp_unwinder_opts *o)
 {
-	const unsigned char *bytes = (const unsigned char *)opts;
-	size_t i;
+	int err = sp__opts_load(opts, opts ? opts->size : 0, o, sizeof(*o));
 
-	memset(o, 0, sizeof(*o));
-	if (!opts)
-		return 0;
-	if (opts->size < sizeof(opts->size))
-		return -EINVAL;
-	for (i = sizeof(*o); i < opts->size; i++)
-		if (bytes[i])
-			return -EINVAL;
-	memcpy(o, opts, opts->size < sizeof(*o) ? opts->size : sizeof(*o));
+	if (err)
+		return err;
 	if (o->max_depth > 1024 || o->flags)
 		return -EINVAL;
 	return 0;
