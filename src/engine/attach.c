@@ -9,11 +9,8 @@
  * errors included. A failure closes the events opened so far and retires
  * any module already written, so the recording stays as it was.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,30 +23,22 @@
 
 #define STOP_WAIT_MS 5000
 
+/* 1 (ends the walk) for a thread that is neither stopped nor dead. */
+static int thread_running(void *ctx, int32_t tid)
+{
+	const int32_t *pid = ctx;
+	char st = 0;
+
+	return sp__proc_stat(*pid, tid, NULL, &st) == 0 && st != 'T' &&
+	       st != 't' && st != 'Z' && st != 'X';
+}
+
 /* Whether every thread of @pid is stopped (or already gone). 1/0/-errno. */
 static int group_stopped(int32_t pid)
 {
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int all = 1;
+	int r = sp__proc_each_task(pid, thread_running, &pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) != NULL) {
-		char st = 0;
-		int tid = atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		if (sp__proc_stat(pid, tid, NULL, &st) == 0 && st != 'T' &&
-		    st != 't' && st != 'Z' && st != 'X')
-			all = 0;
-	}
-	closedir(d);
-	return all;
+	return r < 0 ? r : !r;
 }
 
 /* Stops the group unless already stopped; sets *@stopped if we did. */
@@ -74,32 +63,30 @@ static int stop_group(int32_t pid, bool *stopped)
 	return -ETIMEDOUT;
 }
 
+struct thread_walk {
+	struct sp_recorder *rec;
+	struct sp__process *p;
+};
+
+static int open_thread(void *ctx, int32_t tid)
+{
+	const struct thread_walk *w = ctx;
+	int err = sp__recorder_open_events(w->rec, w->p, tid, false);
+
+	if (err == -ESRCH && tid != w->p->pid)
+		return 0; /* a thread that just exited */
+	return err;
+}
+
 /* Opens events for every thread in /proc/PID/task (or just @pid). */
 static int open_threads(struct sp_recorder *rec, struct sp__process *p,
 			bool on_exec)
 {
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int err = 0;
+	struct thread_walk w = { rec, p };
 
 	if (on_exec)
 		return sp__recorder_open_events(rec, p, p->pid, true);
-	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!err && (de = readdir(d)) != NULL) {
-		int tid = atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		err = sp__recorder_open_events(rec, p, tid, false);
-		if (err == -ESRCH && tid != p->pid)
-			err = 0; /* a thread that just exited */
-	}
-	closedir(d);
-	return err;
+	return sp__proc_each_task(p->pid, open_thread, &w);
 }
 
 static int validate(struct sp_recorder *rec, int32_t pid,

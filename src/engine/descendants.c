@@ -76,32 +76,33 @@ static int add_children(const struct sp__mem *mem, const char *text,
 	return err;
 }
 
+struct children_walk {
+	const struct sp__mem *mem;
+	int32_t pid;
+	int32_t root;
+	char *buf; /* BUF_BYTES */
+	struct sp__vec *out;
+};
+
+static int thread_children(void *ctx, int32_t tid)
+{
+	const struct children_walk *w = ctx;
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", w->pid, tid);
+	/* A thread that exited meanwhile has nothing to add. */
+	if (sp__proc_read(path, w->buf, BUF_BYTES) < 0)
+		return 0;
+	return add_children(w->mem, w->buf, w->pid, w->root, w->out);
+}
+
 /* The children of every thread of @pid; -ESRCH when @pid is gone. */
 static int children_of(const struct sp__mem *mem, int32_t pid, int32_t root,
 		       char *buf, struct sp__vec *out)
 {
-	char path[96];
-	struct dirent *de;
-	DIR *d;
-	int err = 0;
+	struct children_walk w = { mem, pid, root, buf, out };
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!err && (de = readdir(d)) != NULL) {
-		int tid = atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid,
-			 tid);
-		/* A thread that exited meanwhile has nothing to add. */
-		if (sp__proc_read(path, buf, BUF_BYTES) >= 0)
-			err = add_children(mem, buf, pid, root, out);
-	}
-	closedir(d);
-	return err;
+	return sp__proc_each_task(pid, thread_children, &w);
 }
 
 /* Breadth-first through children files; parents before children. */

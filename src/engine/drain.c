@@ -15,6 +15,23 @@
 #include "perf_record.h"
 #include "recorder_internal.h"
 
+/*
+ * The merge item of the record just read: ordered by @time, ties broken
+ * by the ring's read order; nothing held in the ring unless the caller
+ * sets @pos. Per record, so inline.
+ */
+static inline void item_init(struct sp__merge_item *it,
+			     const struct sp__drain *d, uint64_t time,
+			     uint32_t type, int32_t pid)
+{
+	memset(it, 0, sizeof(*it));
+	it->time = time;
+	it->key = sp__merge_key(d->ring_index, *d->ring_seq);
+	it->type = type;
+	it->pid = pid;
+	it->pos = SP__NO_HOLD;
+}
+
 static int push_sample(struct sp__drain *d, const void *r, size_t len,
 		       uint64_t pos)
 {
@@ -41,12 +58,7 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	spans[0] = (struct sp__span){ &q, sizeof(q) };
 	spans[1] = (struct sp__span){ ps.ips, ps.nr_ips * 8 };
 	spans[2] = (struct sp__span){ ps.stack, ps.stack_len };
-	memset(&it, 0, sizeof(it));
-	it.time = ps.time;
-	it.key = sp__merge_key(d->ring_index, *d->ring_seq);
-	it.type = PERF_RECORD_SAMPLE;
-	it.pid = ps.pid;
-	it.pos = SP__NO_HOLD;
+	item_init(&it, d, ps.time, PERF_RECORD_SAMPLE, ps.pid);
 	/* A timestamp far ahead would pin the ring: such a sample is copied. */
 	if (d->in_place && r != d->scratch && ps.time <= d->hold_until) {
 		it.pos = pos;
@@ -82,12 +94,8 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 			err = 0; /* unusable: dropped */
 			break;
 		}
-		memset(&it, 0, sizeof(it));
-		it.time = id.time;
-		it.key = sp__merge_key(d->ring_index, *d->ring_seq);
-		it.type = h->type;
-		it.pid = id.pid;
-		it.pos = SP__NO_HOLD; /* copied whole: the ring is not needed */
+		/* Copied whole: the ring is not needed (no @pos). */
+		item_init(&it, d, id.time, h->type, id.pid);
 		err = d->push(d->ctx, &it, &span, 1);
 		break;
 	default:

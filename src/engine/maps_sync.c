@@ -90,23 +90,13 @@ static int maps_read(const struct sp__procs *procs, int32_t pid,
 	return err;
 }
 
-static bool desc_matches(const struct sp__module *m,
-			 const struct sp__map_desc *d)
-{
-	return m->start == d->start && m->end == d->end &&
-	       m->offset == d->offset && m->inode == d->inode &&
-	       m->dev_major == d->dev_major && m->dev_minor == d->dev_minor &&
-	       m->path_len == d->path_len &&
-	       memcmp(m->path, d->path, d->path_len) == 0;
-}
-
 static bool module_listed(const struct sp__module *m,
 			  const struct sp__vec *descs)
 {
 	size_t i;
 
 	for (i = 0; i < descs->len; i++)
-		if (desc_matches(m, sp__vec_at(descs, i)))
+		if (sp__module_matches(m, sp__vec_at(descs, i)))
 			return true;
 	return false;
 }
@@ -117,7 +107,7 @@ static bool desc_known(const struct sp__process *proc,
 	size_t i;
 
 	for (i = 0; i < proc->modules.len; i++)
-		if (desc_matches(sp__vec_at(&proc->modules, i), d))
+		if (sp__module_matches(sp__vec_at(&proc->modules, i), d))
 			return true;
 	return false;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing /proc/PID/maps lines and reading small /proc files. */
+/* Parsing /proc/PID/maps lines, reading small /proc files, walking tasks. */
 
 /*
  * A maps line is "start-end perms offset major:minor inode   path". The
@@ -8,9 +8,11 @@
  * spaces that follows the inode, taken verbatim. Numbers are parsed by
  * hand, with overflow checks, instead of sscanf.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -200,4 +202,26 @@ int32_t sp__proc_tgid(int32_t pid)
 	if (num(&c, 10, &v) || v > INT32_MAX)
 		return SP_ECORRUPT;
 	return (int32_t)v;
+}
+
+int sp__proc_each_task(int32_t pid, int (*fn)(void *ctx, int32_t tid),
+		       void *ctx)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!err && (de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+
+		if (tid > 0) /* "." and ".." read as 0 */
+			err = fn(ctx, tid);
+	}
+	closedir(d);
+	return err;
 }

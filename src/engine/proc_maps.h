@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsing /proc/PID/maps lines and reading small /proc files. */
+/* Parsing /proc/PID/maps lines, reading small /proc files, walking tasks. */
 #ifndef SP_ENGINE_PROC_MAPS_H
 #define SP_ENGINE_PROC_MAPS_H
 
@@ -45,5 +45,14 @@ int sp__proc_stat(int32_t pid, int32_t tid, uint64_t *starttime, char *state);
 
 /* The Tgid of @pid from /proc/PID/status. Returns it or -errno. */
 int32_t sp__proc_tgid(int32_t pid);
+
+/*
+ * Calls @fn for each thread of @pid listed in /proc/PID/task (threads may
+ * come and go meanwhile) until a call returns non-zero. Returns that
+ * value, 0 when every call returned 0, -ESRCH when @pid is gone, or
+ * -errno.
+ */
+int sp__proc_each_task(int32_t pid, int (*fn)(void *ctx, int32_t tid),
+		       void *ctx);
 
 #endif /* SP_ENGINE_PROC_MAPS_H */

@@ -303,7 +303,21 @@ static int module_add(struct sp__procs *procs, struct sp__process *proc,
 	return err;
 }
 
-static bool module_same(const struct sp__module *m,
+void sp__module_desc(const struct sp__module *m, struct sp__map_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->start = m->start;
+	d->end = m->end;
+	d->offset = m->offset;
+	d->inode = m->inode;
+	d->inode_generation = m->inode_generation;
+	d->dev_major = m->dev_major;
+	d->dev_minor = m->dev_minor;
+	d->path = m->path;
+	d->path_len = m->path_len;
+}
+
+bool sp__module_matches(const struct sp__module *m,
 			const struct sp__map_desc *d)
 {
 	return m->start == d->start && m->end == d->end &&
@@ -318,18 +332,12 @@ static int fragment_add(struct sp__procs *procs, struct sp__process *proc,
 			const struct sp__module *m, uint64_t start,
 			uint64_t end)
 {
-	struct sp__map_desc d = {
-		.start = start,
-		.end = end,
-		.offset = m->offset + (start - m->start),
-		.inode = m->inode,
-		.inode_generation = m->inode_generation,
-		.dev_major = m->dev_major,
-		.dev_minor = m->dev_minor,
-		.path = m->path,
-		.path_len = m->path_len,
-	};
+	struct sp__map_desc d;
 
+	sp__module_desc(m, &d);
+	d.start = start;
+	d.end = end;
+	d.offset = m->offset + (start - m->start);
 	return module_add(procs, proc, &d);
 }
 
@@ -369,7 +377,7 @@ int sp__process_map(struct sp__procs *procs, struct sp__process *proc,
 	for (i = 0; i < proc->modules.len; i++) {
 		const struct sp__module *m = sp__vec_at(&proc->modules, i);
 
-		if (module_same(m, d))
+		if (sp__module_matches(m, d))
 			return 0;
 	}
 	/* Splitting appends fragments at the end, past this scan's range. */
@@ -433,19 +441,9 @@ int sp__process_clone_modules(struct sp__procs *procs,
 	int err;
 
 	for (i = 0; i < parent->modules.len; i++) {
-		const struct sp__module *m = sp__vec_at(&parent->modules, i);
-		struct sp__map_desc d = {
-			.start = m->start,
-			.end = m->end,
-			.offset = m->offset,
-			.inode = m->inode,
-			.inode_generation = m->inode_generation,
-			.dev_major = m->dev_major,
-			.dev_minor = m->dev_minor,
-			.path = m->path,
-			.path_len = m->path_len,
-		};
+		struct sp__map_desc d;
 
+		sp__module_desc(sp__vec_at(&parent->modules, i), &d);
 		err = sp__process_map(procs, child, &d);
 		if (err)
 			return err;

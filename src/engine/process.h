@@ -149,6 +149,19 @@ struct sp__map_desc {
 };
 
 /*
+ * The description @m was registered from, for registering it again (a
+ * fork's copy, a surviving fragment); @d borrows @m's path.
+ */
+void sp__module_desc(const struct sp__module *m, struct sp__map_desc *d);
+
+/*
+ * Whether @m is the mapping @d describes: same range, offset, file and
+ * path. The inode generation is not compared: /proc/PID/maps has none.
+ */
+bool sp__module_matches(const struct sp__module *m,
+			const struct sp__map_desc *d);
+
+/*
  * Records a mapping of @proc: identical active mappings are kept as they
  * are; overlapped modules are retired (tag 8) and the parts that survive
  * are written again as new modules; then the new module is written.
