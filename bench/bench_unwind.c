@@ -39,6 +39,13 @@
  *    read every cache line of the copies (pass_touch), the memory floor
  *    under the first two orders. The corpus holds 40-65 MB of copies
  *    (4000 of 10-16 KB), so that floor is most of "varied"'s time.
+ * "stacks_in_cache" is close to the recorder's case: it unwinds each
+ * sample in place in the perf ring soon after the kernel wrote it (a
+ * wakeup every eighth of a ring); bench/unwind_in_recorder.py measures
+ * the unwinder inside `spulse record`, where on short stacks the first
+ * reads of lines written on another CPU add to it. "varied" is the worst
+ * case, every copy cold in memory, as an embedder that stores copies and
+ * unwinds them much later would see.
  * Each figure is the median of RUNS runs, ours and libdw alternating, with
  * the ratio taken within each run. Times are thread CPU time.
  * Targets (reported, never enforced): <= 30 ns/frame warm, >= 5x faster
