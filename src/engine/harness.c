@@ -48,16 +48,7 @@ static int capture_proc(struct sp_recorder *rec, const struct sp__process *p)
 	for (i = 0; !err && i < p->modules.len; i++) {
 		const struct sp__module *m = sp__vec_at(&p->modules, i);
 
-		memset(&d, 0, sizeof(d));
-		d.start = m->start;
-		d.end = m->end;
-		d.offset = m->offset;
-		d.inode = m->inode;
-		d.inode_generation = m->inode_generation;
-		d.dev_major = m->dev_major;
-		d.dev_minor = m->dev_minor;
-		d.path = m->path;
-		d.path_len = m->path_len;
+		sp__module_desc(m, &d);
 		err = sp__fixture_put_module(rec->capture, &rec->mem, p->pid,
 					     &d);
 	}

@@ -18,10 +18,7 @@
  * Children mode: a lost FORK record leaves a child untracked; the sweep
  * ends by adopting such descendants (descendants.c).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,26 +43,26 @@ static bool has_events(const struct sp__process *p, int32_t tid)
 	return false;
 }
 
+struct tid_list {
+	int32_t *tids;
+	int n;
+};
+
+static int add_tid(void *ctx, int32_t tid)
+{
+	struct tid_list *l = ctx;
+
+	l->tids[l->n++] = tid;
+	return l->n == TIDS_MAX; /* full: stop (the list is cut short) */
+}
+
 /* The live TIDs of @p into @tids (a TIDS_MAX array). Count or -errno. */
 static int list_tids(const struct sp__process *p, int32_t *tids)
 {
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
+	struct tid_list l = { tids, 0 };
+	int err = sp__proc_each_task(p->pid, add_tid, &l);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (n < TIDS_MAX && (de = readdir(d)) != NULL) {
-		int tid = atoi(de->d_name);
-
-		if (tid > 0)
-			tids[n++] = tid;
-	}
-	closedir(d);
-	return n;
+	return err < 0 ? err : l.n;
 }
 
 static bool tid_listed(const int32_t *tids, int n, int32_t tid)
