@@ -39,17 +39,33 @@ static inline pid_t sys_spawn(const char *path, const char *seconds)
 	return pid;
 }
 
-/* Polls @rec until the @n children in @pids exited (0 each), 60 s max. */
+/* Milliseconds since @t0 (CLOCK_MONOTONIC). */
+static inline long sys_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)(t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Polls @rec until the @n children in @pids exited (0 each), 60 s max.
+ * A deadline, not a count of polls: on a machine busy with other
+ * processes' side-band records every poll returns at once.
+ */
 static inline void sys_poll_until_exit(struct sp_recorder *rec,
 				       const int32_t *pids, size_t n)
 {
-	size_t i, left = n, tries;
+	size_t i, left = n;
 	bool done[16] = { false };
+	struct timespec t0;
 	int status, err;
 	pid_t r;
 
 	CHECK(n <= 16);
-	for (tries = 0; left && tries < 1200; tries++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (left && sys_ms_since(&t0) < 60000) {
 		err = sp_recorder_poll(rec, 50, NULL);
 		if (err != -EINTR)
 			CHECK_OK(err);
@@ -101,16 +117,11 @@ static inline struct sp_recorder *sys_open(struct rec_run *run,
 /* Polls @rec for @ms milliseconds. */
 static inline void sys_poll_for(struct sp_recorder *rec, long ms)
 {
-	struct timespec t0, t;
+	struct timespec t0;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >=
-		    ms)
-			return;
+	while (sys_ms_since(&t0) < ms) {
 		err = sp_recorder_poll(rec, 50, NULL);
 		if (err != -EINTR)
 			CHECK_OK(err);
