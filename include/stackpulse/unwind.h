@@ -181,8 +181,9 @@ SP_API int sp_unwinder_prepare(struct sp_unwinder *unwinder,
  * @return the number of frames stored (>= 0), or -EINVAL for bad
  *         arguments. Unwinding problems are not errors: they are counted
  *         in @stats and end the stack with the marker.
- * Thread: any. Allocates: only to build the table of an image seen for the
- * first time. Blocks: only then (file I/O).
+ * Thread: any; uses about 5 KiB of the calling thread's stack. Allocates:
+ * only to build the table of an image seen for the first time. Blocks:
+ * only then (file I/O).
  */
 SP_API int sp_unwinder_unwind(struct sp_unwinder *unwinder,
 			      const struct sp_regs *regs, const void *stack,
