@@ -272,6 +272,21 @@ static int resync(struct sp_recorder *rec, struct sp__process *p)
 	return err ? err : 1;
 }
 
+/*
+ * A kernel thread (or a zombie) has no executable to point at. Checked
+ * before tracking at the scan: tracking one to find it has no maps and
+ * then dropping it cost a pass over every tracked process each, and a
+ * machine has thousands of them. Any other error (EACCES, say) leaves
+ * the verdict to the maps, as before.
+ */
+static bool no_executable(int32_t pid)
+{
+	char path[64], target[8];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return readlink(path, target, sizeof(target)) < 0 && errno == ENOENT;
+}
+
 static int scan_one(struct sp_recorder *rec, int32_t pid)
 {
 	struct sp__process *p = sp__procs_find(&rec->procs, pid);
@@ -286,11 +301,14 @@ static int scan_one(struct sp_recorder *rec, int32_t pid)
 	}
 	if (!admit(rec->sys, pid, NULL))
 		return ignore(rec, pid);
+	/* Without kernel capture a kernel thread never has a sample. */
+	if (!rec->cfg.kernel && no_executable(pid))
+		return 0;
 	err = track(rec, pid, true, &p);
 	if (err || p->modules.len || rec->cfg.kernel ||
 	    p->state != SP__PROC_ALIVE)
 		return err;
-	/* A kernel thread: without kernel capture it never has a sample. */
+	/* No maps after all (unreadable, say): not worth tracking either. */
 	if (p->pidfd >= 0)
 		close(p->pidfd); /* closing drops it from the epoll set */
 	p->pidfd = -1;

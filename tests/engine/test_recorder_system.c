@@ -9,11 +9,13 @@
  * main, the ladder must unwind in order, and the spool must also hold
  * processes other than the workloads (it is system-wide). A second
  * recorder checks the API contract: attach is refused, bad options fail
- * before anything is created.
+ * before anything is created, and without kernel capture the scan does
+ * not track kernel threads (kthreadd, pid 2, stands for them).
  */
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "recorder_internal.h"
 #include "sys_util.h"
 #include "workload_paths.h"
 
@@ -91,11 +93,14 @@ static void check_contract(void)
 		     -EINVAL);
 	CHECK(rec == NULL);
 	rec = sys_open(&run, NULL);
+	CHECK(sp__procs_find(&rec->procs, 2) == NULL);
+	CHECK(sp__procs_find(&rec->procs, (int32_t)getpid()) != NULL);
 	CHECK_EQ_INT(sp_recorder_attach(rec, (int32_t)getpid(),
 					SP_ATTACH_RUNNING),
 		     -EINVAL);
 	CHECK_OK(sp_recorder_disable(rec));
 	CHECK_OK(sp_recorder_enable(rec)); /* re-enable rescans /proc */
+	CHECK(sp__procs_find(&rec->procs, 2) == NULL);
 	sys_finish(rec, &run);
 	rec_run_close(&run);
 }
