@@ -719,12 +719,12 @@ static void cursor_flush(struct cursor *c, const struct pending_save *p)
 }
 
 static inline void cursor_start(struct walk *w, struct cursor *c,
-				const struct sp_regs *regs, size_t limit)
+				const struct sp_regs *regs)
 {
 	c->stack = w->stack;
 	c->frames = w->frames;
 	c->n = w->n;
-	c->limit = limit;
+	c->limit = w->limit;
 	c->g = no_region;
 	c->cur = *regs;
 	c->pc = sp__arch_pc(regs);
@@ -778,13 +778,12 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 }
 
 /* Walks from @regs until the stack ends (true) or is cut short (false). */
-static bool walk_frames(struct walk *w, const struct sp_regs *regs,
-			size_t limit)
+static bool walk_frames(struct walk *w, const struct sp_regs *regs)
 {
 	struct pending_save pending[PENDING_SAVES];
 	struct cursor c;
 
-	cursor_start(w, &c, regs, limit);
+	cursor_start(w, &c, regs);
 	while (frame_step(w, &c, pending))
 		;
 	w->n = c.n;
@@ -861,7 +860,6 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 	    walk_init(&w, unwinder, stack, stack_len, stack_addr, maps, nmaps,
 		      frames, cap))
 		return -EINVAL;
-	return walk_end(
-		&w, walk_can_step(&w, regs) && walk_frames(&w, regs, w.limit),
-		stats);
+	return walk_end(&w, walk_can_step(&w, regs) && walk_frames(&w, regs),
+			stats);
 }
