@@ -18,9 +18,15 @@
  */
 
 #define SP__REG_BIT(r) (1u << (r))
-#define SP__CALLEE_SAVED                                                       \
-	(SP__REG_BIT(3) | SP__REG_BIT(SP_X86_64_RBP) | SP__REG_BIT(12) |       \
-	 SP__REG_BIT(13) | SP__REG_BIT(14) | SP__REG_BIT(15))
+/*
+ * RBX and R12-R15: the registers whose saves a simple rule set packs in
+ * @saves, and that the fast path leaves to its caller
+ * (sp__arch_step_simple). With RBP, the callee-saved ones.
+ */
+#define SP__SAVES_MASK                                                         \
+	(SP__REG_BIT(3) | SP__REG_BIT(12) | SP__REG_BIT(13) |                  \
+	 SP__REG_BIT(14) | SP__REG_BIT(15))
+#define SP__CALLEE_SAVED (SP__SAVES_MASK | SP__REG_BIT(SP_X86_64_RBP))
 #define SP__PC_SP (SP__REG_BIT(SP_X86_64_RIP) | SP__REG_BIT(SP_X86_64_RSP))
 
 static inline uint64_t sp__arch_pc(const struct sp_regs *regs)
@@ -69,14 +75,6 @@ static inline void sp__arch_apply_saves(uint32_t saves,
 		next->valid |= (uint32_t)(n != 0) << reg;
 	}
 }
-
-/*
- * RBX and R12-R15: the registers whose saves a simple rule set packs in
- * @saves, and that the fast path leaves to its caller (below).
- */
-#define SP__SAVES_MASK                                                         \
-	(SP__REG_BIT(3) | SP__REG_BIT(12) | SP__REG_BIT(13) |                  \
-	 SP__REG_BIT(14) | SP__REG_BIT(15))
 
 /*
  * Whether the full step with @row (NULL: frame pointers) may read or
