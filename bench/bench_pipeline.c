@@ -13,6 +13,15 @@
  * feeds records as fast as the pipeline takes them.
  *
  *   bench_pipeline [--seconds S] [--hz HZ] [--reps N] [--quick]
+ *                  [--kernel] [--save-fixture FILE] [--fixture FILE]
+ *                  [--keep-spools DIR]
+ *
+ * --kernel records (and replays) with kernel callchains.
+ *
+ * --save-fixture writes the captured fixture to FILE; --fixture replays
+ * FILE instead of capturing (no perf needed); --keep-spools leaves each
+ * mode's last spool as DIR/replay-THREADS.spool. Together they compare
+ * two builds: the spools of one fixture must be byte-identical.
  */
 #include <errno.h>
 #include <signal.h>
@@ -30,6 +39,9 @@
 #include "workload_paths.h"
 
 #define TARGET_SAMPLES_PER_CPU_S 200000.0
+
+/* Recorder flags of the capture, which every replay must use too. */
+static uint32_t rec_flags;
 
 static pid_t spawn(const char *path)
 {
@@ -53,6 +65,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 	int err;
 
 	usleep(100000);
+	o.flags = rec_flags;
 	o.sample_hz = hz;
 	o.stack_size = 8192;
 	err = sp_recorder_open("/tmp/bench-pipeline-live.spool", &o, &rec);
@@ -99,8 +112,10 @@ struct result {
 };
 
 static int replay_once(const struct sp__vec *fix, uint32_t threads,
-		       struct result *res)
+		       const char *keep_dir, struct result *res)
 {
+	char path[4096];
+
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum;
 	struct sp_recorder *rec;
@@ -110,7 +125,13 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	int err;
 
 	o.threads = threads;
-	err = sp_recorder_open("/tmp/bench-pipeline.spool", &o, &rec);
+	o.flags = rec_flags;
+	if (keep_dir)
+		snprintf(path, sizeof(path), "%s/replay-%u.spool", keep_dir,
+			 threads);
+	else
+		snprintf(path, sizeof(path), "/tmp/bench-pipeline.spool");
+	err = sp_recorder_open(path, &o, &rec);
 	if (err)
 		return err;
 	err = sp__replay_open(rec, fix->data, fix->len, &rp);
@@ -131,7 +152,8 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
 	res->samples = sum.samples;
-	unlink("/tmp/bench-pipeline.spool");
+	if (!keep_dir)
+		unlink(path);
 	return err;
 }
 
@@ -158,12 +180,51 @@ static void report(uint32_t threads, const struct result *r,
 	json_end(&j);
 }
 
+/* Writes or reads a whole fixture file (@fix is a byte vector). */
+static int fixture_save(const struct sp__vec *fix, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(fix->data, 1, fix->len, f) != fix->len)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int fixture_load(struct sp__vec *fix, const struct sp__mem *mem,
+			const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char buf[65536];
+	size_t n;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (!err && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		err = sp__vec_reserve(fix, mem, n);
+		if (!err) {
+			memcpy((char *)fix->data + fix->len, buf, n);
+			fix->len += n;
+		}
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint32_t modes[] = { 0, 1, 2, 4 };
 	struct result best[4], r;
 	struct sp__vec fix;
 	struct sp__mem mem;
+	const char *save = NULL, *load = NULL, *keep = NULL;
 	double seconds = 3.0;
 	uint32_t hz = 10000;
 	uint64_t live = 0;
@@ -178,27 +239,52 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--quick"))
 			seconds = 0.5, reps = 1;
+		else if (!strcmp(argv[i], "--kernel"))
+			rec_flags |= SP_RECORDER_KERNEL;
+		else if (!strcmp(argv[i], "--save-fixture") && i + 1 < argc)
+			save = argv[++i];
+		else if (!strcmp(argv[i], "--fixture") && i + 1 < argc)
+			load = argv[++i];
+		else if (!strcmp(argv[i], "--keep-spools") && i + 1 < argc)
+			keep = argv[++i];
 		else {
 			fprintf(stderr,
 				"usage: %s [--seconds S] [--hz HZ] "
-				"[--reps N] [--quick]\n",
+				"[--reps N] [--quick] [--kernel] "
+				"[--save-fixture FILE] [--fixture FILE] "
+				"[--keep-spools DIR]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	sp__mem_init(&mem, NULL);
 	sp__vec_init(&fix, 1);
-	err = capture(&fix, seconds, hz, &live);
-	if (err) {
-		fprintf(stderr, "capture: %s\n", sp_strerror(err));
-		return err == -EACCES || err == -EPERM ? 77 : 1;
+	if (load) {
+		err = fixture_load(&fix, &mem, load);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", load, sp_strerror(err));
+			return 1;
+		}
+	} else {
+		err = capture(&fix, seconds, hz, &live);
+		if (err) {
+			fprintf(stderr, "capture: %s\n", sp_strerror(err));
+			return err == -EACCES || err == -EPERM ? 77 : 1;
+		}
+	}
+	if (save) {
+		err = fixture_save(&fix, save);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", save, sp_strerror(err));
+			return 1;
+		}
 	}
 	fprintf(stderr, "fixture: %zu bytes, %llu live samples\n", fix.len,
 		(unsigned long long)live);
 	for (m = 0; m < 4; m++) {
 		best[m].wall = 1e30;
 		for (i = 0; i < reps; i++) {
-			err = replay_once(&fix, modes[m], &r);
+			err = replay_once(&fix, modes[m], keep, &r);
 			if (err) {
 				fprintf(stderr, "replay: %s\n",
 					sp_strerror(err));
