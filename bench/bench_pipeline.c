@@ -59,6 +59,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum;
+	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
 	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
 	uint64_t end;
@@ -74,7 +75,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 	if (err >= 0)
 		err = sp_recorder_attach(rec, b, SP_ATTACH_RUNNING);
 	if (err >= 0)
-		err = sp__capture_begin(rec, fix);
+		err = sp__capture_begin(rec, fix, &cap);
 	end = bench_now_ns() + (uint64_t)(seconds * 1e9);
 	while (err >= 0 && bench_now_ns() < end)
 		err = sp_recorder_poll(rec, 20, NULL);
@@ -82,8 +83,11 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 		sp_recorder_disable(rec);
 		err = sp_recorder_flush(rec);
 	}
-	if (err >= 0)
-		err = sp__capture_end(rec);
+	if (cap) { /* ended whatever happened: it holds the recorder's tap */
+		int cerr = sp__capture_end(cap);
+
+		err = err < 0 ? err : cerr;
+	}
 	sp_recorder_summary(rec, &sum);
 	*live = sum.samples;
 	sp_recorder_close(rec);

@@ -221,7 +221,7 @@ SP_API int sp_writer_flush(struct sp_writer *w)
 	return err ? err : sp_sink_flush(w->sink);
 }
 
-int sp__writer_push(struct sp_writer *w)
+SP_API int sp_writer_push(struct sp_writer *w)
 {
 	int err = writable(w);
 

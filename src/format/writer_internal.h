@@ -121,12 +121,4 @@ static inline void sp__writer_byte(struct sp_writer *w, uint8_t b)
 /* Releases the memo (writer_sample.c). */
 void sp__writer_memo_free(struct sp_writer *w);
 
-/*
- * Hands the buffered records to the sink like sp_writer_flush() but
- * without flushing the sink: the bytes become visible to readers of the
- * destination without the cost of making them durable (the recorder's
- * periodic push for live Tails; explicit flushes stay durable).
- */
-int sp__writer_push(struct sp_writer *w);
-
 #endif /* SP_FORMAT_WRITER_INTERNAL_H */

@@ -61,6 +61,7 @@ static uint64_t capture(struct sp__vec *fix)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum;
+	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
 	pid_t a = eng_spawn_workload(WL_THREADS_PATH, "30"),
 	      b = eng_spawn_workload(WL_SHAREDLIB_PATH, "30");
@@ -77,12 +78,12 @@ static uint64_t capture(struct sp__vec *fix)
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_EQ_INT(sp_recorder_attach(rec, b, SP_ATTACH_RUNNING),
 		     SP_ATTACHED);
-	CHECK_OK(sp__capture_begin(rec, fix));
+	CHECK_OK(sp__capture_begin(rec, fix, &cap));
 	for (i = 0; i < 60; i++)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	CHECK_OK(sp_recorder_disable(rec));
 	CHECK_OK(sp_recorder_flush(rec));
-	CHECK_OK(sp__capture_end(rec));
+	CHECK_OK(sp__capture_end(cap));
 	sp_recorder_summary(rec, &sum);
 	sp_recorder_close(rec);
 	kill(a, SIGKILL);

@@ -80,10 +80,11 @@ static void test_exec_storm(void)
 	settle(rec);
 	CHECK_OK(sp_recorder_finish(rec));
 	fprintf(stderr, "exec storm: tracked %zu, fds %d -> %d, rings %zu\n",
-		rec->procs.list.len, base, eng_fd_count(), rec->rings.len);
+		rec->procs.list.len, base, eng_fd_count(),
+		sp__rings_count(&rec->rings));
 	CHECK(rec->procs.list.len > 1); /* the execs' children were followed */
-	CHECK(rec->rings.len > 0);
-	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
+	CHECK(sp__rings_count(&rec->rings) > 0);
+	CHECK_EQ_INT(eng_fd_count(), base + (int)sp__rings_count(&rec->rings));
 	sp_recorder_close(rec);
 	/* Everything the recorder opened (epoll, spool, threads' fds). */
 	CHECK_EQ_INT(eng_fd_count(), before);

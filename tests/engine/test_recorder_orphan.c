@@ -119,7 +119,7 @@ int main(void)
 	base = eng_fd_count();
 	cpu = record(rec, &run);
 	CHECK_OK(sp_recorder_finish(rec));
-	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
+	CHECK_EQ_INT(eng_fd_count(), base + (int)sp__rings_count(&rec->rings));
 	sp_recorder_close(rec);
 	CHECK_OK(sp_snapshot_open(run.spool, NULL, &snap));
 	third = run.t_start + (run.t_end - run.t_start) * 2 / 3;

@@ -10,6 +10,7 @@
  * more than a batch.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,73 +23,105 @@
 
 #include "harness.h"
 #include "perf_record.h"
-#include "pipeline.h"
+#include "recorder_hooks.h"
 
 #define RING_BYTES (32u << 20)
 #define RING_PAGE 4096u
 
 /* --- capture ---------------------------------------------------------- */
 
-void sp__capture_tap(void *ctx, size_t ring, const void *r, size_t len)
-{
-	struct sp_recorder *rec = ctx;
+struct sp__capture {
+	struct sp_recorder *rec;
+	struct sp__recorder_parts parts;
+	struct sp__vec *out;
+	int err; /* the first failed append */
+};
 
-	if (!rec->capture_err)
-		rec->capture_err = sp__fixture_put_record(
-			rec->capture, &rec->mem, (uint32_t)ring, r, len);
+static void capture_tap(void *ctx, size_t ring, const void *r, size_t len)
+{
+	struct sp__capture *c = ctx;
+
+	if (!c->err)
+		c->err = sp__fixture_put_record(c->out, c->parts.mem,
+						(uint32_t)ring, r, len);
 }
 
-static int capture_proc(struct sp_recorder *rec, const struct sp__process *p)
+static int capture_proc(struct sp__capture *c, const struct sp__process *p)
 {
 	struct sp__map_desc d;
 	size_t i;
-	int err = sp__fixture_put_proc(rec->capture, &rec->mem, p->pid,
+	int err = sp__fixture_put_proc(c->out, c->parts.mem, p->pid,
 				       p->starttime);
 
 	for (i = 0; !err && i < p->modules.len; i++) {
 		const struct sp__module *m = sp__vec_at(&p->modules, i);
 
 		sp__module_desc(m, &d);
-		err = sp__fixture_put_module(rec->capture, &rec->mem, p->pid,
-					     &d);
+		err = sp__fixture_put_module(c->out, c->parts.mem, p->pid, &d);
 	}
 	return err;
 }
 
-int sp__capture_begin(struct sp_recorder *rec, struct sp__vec *out)
+static int capture_start(struct sp__capture *c)
 {
+	struct sp__recorder_hooks hooks = { .tap = capture_tap, .tap_ctx = c };
+	const struct sp__procs *procs = c->parts.procs;
 	struct sp__fixture_hdr h = { 0 };
 	size_t i;
 	int err;
 
-	if (rec->pipe || rec->capture)
+	if (sp__pipeline_is_threaded(c->parts.pipe))
 		return -EINVAL;
-	h.sample_type = rec->sample_type;
-	h.stack_size = rec->cfg.stack_size;
+	h.sample_type = c->parts.rings->sample_type;
+	h.stack_size = c->parts.cfg->stack_size;
 	h.nrings = 1; /* filled in by sp__capture_end() */
-	rec->capture = out;
-	rec->capture_err = 0;
-	err = sp__fixture_put_header(out, &rec->mem, &h);
-	for (i = 0; !err && i < rec->procs.list.len; i++)
-		err = capture_proc(rec, *(struct sp__process **)sp__vec_at(
-						&rec->procs.list, i));
-	if (err)
-		rec->capture = NULL;
-	return err;
+	err = sp__fixture_put_header(c->out, c->parts.mem, &h);
+	for (i = 0; !err && i < procs->list.len; i++)
+		err = capture_proc(
+			c, *(struct sp__process **)sp__vec_at(&procs->list, i));
+	return err ? err : sp__recorder_set_hooks(c->rec, &hooks);
 }
 
-int sp__capture_end(struct sp_recorder *rec)
+int sp__capture_begin(struct sp_recorder *rec, struct sp__vec *out,
+		      struct sp__capture **capture)
 {
-	uint32_t n = (uint32_t)rec->rings.len;
-	int err = rec->capture_err;
+	struct sp__recorder_parts parts;
+	struct sp__capture *c;
+	int err;
 
-	if (!rec->capture)
+	if (!rec || !out || !capture)
 		return -EINVAL;
+	sp__recorder_parts(rec, &parts);
+	c = sp__mem_calloc(parts.mem, 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->rec = rec;
+	c->parts = parts;
+	c->out = out;
+	err = capture_start(c);
+	if (err) {
+		sp__mem_free(parts.mem, c, sizeof(*c));
+		return err;
+	}
+	*capture = c;
+	return 0;
+}
+
+int sp__capture_end(struct sp__capture *c)
+{
+	uint32_t n;
+	int err;
+
+	if (!c)
+		return -EINVAL;
+	n = (uint32_t)sp__rings_count(c->parts.rings);
+	err = c->err;
 	if (n == 0)
 		err = err ? err : -ENODATA;
 	else
-		memcpy((char *)rec->capture->data + 12, &n, 4);
-	rec->capture = NULL;
+		memcpy((char *)c->out->data + 12, &n, 4);
+	sp__recorder_set_hooks(c->rec, NULL);
+	sp__mem_free(c->parts.mem, c, sizeof(*c));
 	return err;
 }
 
@@ -103,8 +136,16 @@ struct feed_item {
 	bool sample;
 };
 
+/* A clock that stands still between batches (the newest record fed). */
+struct vclock {
+	struct sp__clock clock; /* first: the recorder holds &clock */
+	_Atomic uint64_t now;
+};
+
 struct sp__replay {
 	struct sp_recorder *rec;
+	struct sp__recorder_parts parts;
+	struct sp__policy policy; /* the recorder's, without /proc */
 	struct sp__mem mem; /* a copy: the replay may outlive the recorder */
 	const unsigned char *data;
 	struct sp__fixture_hdr hdr;
@@ -112,10 +153,49 @@ struct sp__replay {
 	size_t nitems;
 	size_t cap;
 	size_t next;
-	size_t first_ring;    /* index of the fixture's ring 0 in rec->rings */
+	size_t first_ring;    /* index of the fixture's ring 0 in the rings */
 	uint64_t feed_cpu_ns; /* spent copying records into the rings */
-	_Atomic uint64_t vclock;
+	struct vclock vclock;
 };
+
+static uint64_t vclock_now(const struct sp__clock *clock)
+{
+	const struct vclock *v = (const struct vclock *)(const void *)clock;
+
+	return atomic_load(&v->now);
+}
+
+/*
+ * Replay never looks at /proc: the captured processes may be gone or
+ * their pids reused, so exits, liveness, maps reconciles and recovery
+ * sweeps are left out. Everything else is the recorder's own policy.
+ */
+static void no_watch(struct sp_recorder *rec, struct sp__process *child)
+{
+	(void)rec;
+	child->pidfd = -1;
+}
+
+static bool never_gone(struct sp_recorder *rec, struct sp__process *p)
+{
+	(void)rec;
+	(void)p;
+	return false;
+}
+
+static int no_reconcile(struct sp_recorder *rec, struct sp__process *p)
+{
+	(void)rec;
+	(void)p;
+	return 0;
+}
+
+static int no_sweep(struct sp_recorder *rec, bool force)
+{
+	(void)rec;
+	(void)force;
+	return 0;
+}
 
 static int item_cmp(const void *a, const void *b)
 {
@@ -148,7 +228,7 @@ static uint64_t record_time(const struct sp__replay *rp, const void *r,
 /* Seeds processes and modules; indexes the records. */
 static int load(struct sp__replay *rp, size_t size, size_t off)
 {
-	struct sp_recorder *rec = rp->rec;
+	struct sp__procs *procs = rp->parts.procs;
 	struct sp__process *p = NULL;
 	struct sp__fix_entry e;
 	int r;
@@ -156,14 +236,14 @@ static int load(struct sp__replay *rp, size_t size, size_t off)
 	while ((r = sp__fixture_next(rp->data, size, rp->hdr.nrings, &off,
 				     &e)) > 0) {
 		if (e.kind == SP__FIX_PROC) {
-			r = sp__procs_add(&rec->procs, e.pid, &p);
+			r = sp__procs_add(procs, e.pid, &p);
 			if (r)
 				return r;
 			p->starttime = e.starttime;
 		} else if (e.kind == SP__FIX_MODULE) {
 			if (!p || p->pid != e.pid)
 				return SP_ECORRUPT;
-			r = sp__process_map(&rec->procs, p, &e.map);
+			r = sp__process_map(procs, p, &e.map);
 			if (r)
 				return r;
 		} else {
@@ -197,12 +277,12 @@ static int load(struct sp__replay *rp, size_t size, size_t off)
 /* One in-memory ring per captured ring, appended to the recorder's. */
 static int rings_new(struct sp__replay *rp)
 {
-	struct sp_recorder *rec = rp->rec;
+	struct sp__rings *rings = rp->parts.rings;
 	struct sp__ring ring;
 	uint32_t i;
 	int err;
 
-	rp->first_ring = rec->rings.len;
+	rp->first_ring = sp__rings_count(rings);
 	for (i = 0; i < rp->hdr.nrings; i++) {
 		memset(&ring, 0, sizeof(ring));
 		ring.mmap_len = RING_PAGE + RING_BYTES;
@@ -215,7 +295,7 @@ static int rings_new(struct sp__replay *rp)
 				 0);
 		if (ring.base == MAP_FAILED)
 			return -errno;
-		err = sp__vec_push(&rec->rings, &rec->mem, &ring);
+		err = sp__rings_add(rings, &ring);
 		if (err) {
 			munmap(ring.base, ring.mmap_len);
 			return err;
@@ -248,48 +328,57 @@ static void ring_put(struct sp__ring *ring, const void *r, size_t len)
 	__atomic_store_n(&m->data_head, head + len, __ATOMIC_RELEASE);
 }
 
-/* Undoes the clock hand-over of a failed open (the clock is freed). */
-static void replay_detach(struct sp_recorder *rec)
+/* Hands the recorder the replay's clock and policy. */
+static int replay_attach(struct sp__replay *rp)
 {
-	rec->vclock = NULL;
-	rec->replay = false;
-	if (rec->pipe)
-		sp__pipeline_set_clock(rec);
+	struct sp__recorder_hooks hooks = { .clock = &rp->vclock.clock,
+					    .policy = &rp->policy };
+	struct sp__rings *rings = rp->parts.rings;
+
+	rp->vclock.clock.now = vclock_now;
+	rp->policy = *rp->parts.policy;
+	rp->policy.watch = no_watch;
+	rp->policy.group_gone = never_gone;
+	rp->policy.uncovered = no_reconcile;
+	rp->policy.sweep = no_sweep;
+	rings->sample_type = rp->hdr.sample_type;
+	rings->sample_type_fixed = true;
+	rp->parts.procs->time_ns = 0;
+	return sp__recorder_set_hooks(rp->rec, &hooks);
 }
 
 int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
 		    struct sp__replay **out)
 {
+	struct sp__recorder_parts parts;
 	struct sp__replay *rp;
 	size_t off;
 	int err;
 
-	if (!rec || !data || !out || rec->procs.list.len || rec->replay)
+	if (!rec || !data || !out)
 		return -EINVAL;
-	rp = sp__mem_calloc(&rec->mem, 1, sizeof(*rp));
+	sp__recorder_parts(rec, &parts);
+	if (parts.procs->list.len)
+		return -EINVAL; /* a replay starts from the fixture's state */
+	rp = sp__mem_calloc(parts.mem, 1, sizeof(*rp));
 	if (!rp)
 		return -ENOMEM;
 	rp->rec = rec;
-	rp->mem = rec->mem;
+	rp->parts = parts;
+	rp->mem = *parts.mem;
 	rp->data = data;
 	err = sp__fixture_header(data, size, &rp->hdr, &off);
-	if (!err) {
-		rec->sample_type = rp->hdr.sample_type;
-		rec->sample_type_fixed = true;
-		rec->replay = true;
-		rec->vclock = &rp->vclock;
-		rec->procs.time_ns = 0;
-		err = rec->pipe ? sp__pipeline_set_clock(rec) : 0;
-	}
-	if (!err) {
+	if (!err)
+		err = replay_attach(rp);
+	if (!err)
 		err = load(rp, size, off);
-	}
 	if (!err) {
 		qsort(rp->items, rp->nitems, sizeof(*rp->items), item_cmp);
 		err = rings_new(rp);
 	}
 	if (err) {
-		replay_detach(rec);
+		/* The clock and policy are the replay's: hand them back. */
+		sp__recorder_set_hooks(rec, NULL);
 		sp__replay_free(rp);
 		return err;
 	}
@@ -297,26 +386,17 @@ int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
 	return 0;
 }
 
-static bool caught_up(struct sp_recorder *rec, uint64_t t)
-{
-	if (!rec->pipe)
-		return !sp_recorder_has_pending_events(rec);
-	return rec->pipe->released >= t && !sp__pipeline_ready(rec) &&
-	       sp__merge_count(&rec->merge) == 0;
-}
-
 /* Feeds up to @batch records; returns how many samples were among them. */
 static uint64_t feed(struct sp__replay *rp, size_t batch, uint64_t *t)
 {
-	struct sp_recorder *rec = rp->rec;
 	uint64_t samples = 0;
 	size_t end = rp->next + batch < rp->nitems ? rp->next + batch :
 						     rp->nitems;
 
 	for (; rp->next < end; rp->next++) {
 		const struct feed_item *it = &rp->items[rp->next];
-		struct sp__ring *ring =
-			sp__vec_at(&rec->rings, rp->first_ring + it->ring);
+		struct sp__ring *ring = sp__rings_at(rp->parts.rings,
+						     rp->first_ring + it->ring);
 
 		if (!ring_room(ring, it->len))
 			break; /* the rest after this batch is released */
@@ -340,19 +420,17 @@ int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples)
 {
 	struct sp_recorder *rec = rp->rec;
 	uint64_t t = 0, n = 0, c0;
-	unsigned i;
 	int err = 0;
 
 	while (!err && rp->next < rp->nitems) {
 		c0 = thread_cpu_ns();
 		n += feed(rp, batch ? batch : 1, &t);
 		rp->feed_cpu_ns += thread_cpu_ns() - c0;
-		atomic_store(&rp->vclock, t);
-		for (i = 0; rec->pipe && i < rec->pipe->nreaders; i++)
-			sp__reader_request(&rec->pipe->readers[i]);
+		atomic_store(&rp->vclock.now, t);
+		sp__pipeline_kick(rp->parts.pipe);
 		do
 			err = sp_recorder_poll(rec, 10, NULL);
-		while (!err && !caught_up(rec, t));
+		while (!err && !sp__pipeline_caught_up(rp->parts.pipe, t));
 	}
 	if (!err)
 		err = sp_recorder_flush(rec);

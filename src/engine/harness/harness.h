@@ -4,11 +4,19 @@
 #define SP_ENGINE_HARNESS_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <stackpulse/recorder.h>
 
 #include "fixture.h"
-#include "recorder_internal.h"
+#include "vec.h"
 
 /*
+ * The harness is test code: a static library for tests and benches only,
+ * never part of libstackpulse. It reaches the recorder through one door,
+ * recorder_hooks.h: a drain tap for capture, a virtual clock and a
+ * tracking policy that never reads /proc for replay.
+ *
  * Capture (inline mode only): after the targets are attached,
  * sp__capture_begin() writes the fixture header and the tracked processes
  * and modules into @out, then every record the polls read is appended
@@ -26,10 +34,16 @@
  * the captured processes may be gone or their pids reused, so exits,
  * liveness, maps reconciles and recovery sweeps are left out.
  */
-int sp__capture_begin(struct sp_recorder *rec, struct sp__vec *out);
-int sp__capture_end(struct sp_recorder *rec);
-/* The drain tap that appends each record (ctx: the recorder). */
-void sp__capture_tap(void *ctx, size_t ring, const void *r, size_t len);
+struct sp__capture;
+
+/* @out must outlive the capture. Returns 0, -EINVAL (threaded), -ENOMEM. */
+int sp__capture_begin(struct sp_recorder *rec, struct sp__vec *out,
+		      struct sp__capture **capture);
+/*
+ * Ends @capture (freed), fills in the ring count. Returns 0, -ENODATA (no
+ * ring), or the first error of appending a record.
+ */
+int sp__capture_end(struct sp__capture *capture);
 
 struct sp__replay;
 

@@ -2,10 +2,12 @@
 /* perf_event_open: the attr, fallbacks, online CPUs and ring sizing. */
 
 /*
- * Facts from research/feasibility.md §2: software cpu-clock in frequency
- * mode, CLOCK_MONOTONIC timestamps, the full GPR mask 0xff0fff, stack
- * sizes that are multiples of 8 up to 65528, per-(thread, CPU) events with
- * inherit (per-task inherit events with cpu = -1 cannot be mapped).
+ * Facts from research/feasibility.md §2: software events (cpu-clock in
+ * frequency mode today: event_source.h), CLOCK_MONOTONIC timestamps, the
+ * full GPR mask 0xff0fff, stack sizes that are multiples of 8 up to
+ * 65528, per-(thread, CPU) events with inherit (per-task inherit events
+ * with cpu = -1 cannot be mapped); CPU-wide and cgroup events (one per
+ * CPU) take the same attr without inheritance.
  *
  * Ring sizing (gotcha 1): every sample record has the full requested
  * stack size whatever the real stack depth, so a CPU's ring fills at
@@ -42,24 +44,37 @@ uint64_t sp__perf_sample_type(const struct sp__perf_cfg *cfg)
 	return st;
 }
 
-void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
-		   struct perf_event_attr *a)
+/* Whether a task event of @cfg asks for inherit_thread (Linux 5.13+). */
+static bool wants_inherit_thread(const struct sp__perf_cfg *cfg,
+				 const struct sp__perf_target *t)
 {
+	/* Without child following, only threads inherit the events. */
+	return t->kind == SP__TARGET_TASK && !cfg->children &&
+	       cfg->inherit_thread;
+}
+
+void sp__perf_attr(const struct sp__perf_cfg *cfg,
+		   const struct sp__perf_target *t, struct perf_event_attr *a)
+{
+	const struct sp__event_source *src = cfg->source;
+
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	a->freq = 1;
-	a->sample_freq = cfg->hz;
+	a->type = src->type;
+	a->config = src->config;
+	a->freq = src->period == 0;
+	if (a->freq)
+		a->sample_freq = cfg->hz;
+	else
+		a->sample_period = src->period;
 	a->sample_type = sp__perf_sample_type(cfg);
 	a->sample_regs_user = SP__PERF_REGS_MASK;
 	a->sample_stack_user = cfg->stack_size;
 	a->read_format = cfg->read_lost ? SP__PERF_READ_FORMAT : 0;
 	a->disabled = 1;
-	a->enable_on_exec = on_exec;
-	a->inherit = 1;
-	/* Without child following, only threads inherit the events. */
-	a->inherit_thread = !cfg->children && cfg->inherit_thread;
+	a->enable_on_exec = t->kind == SP__TARGET_TASK && t->on_exec;
+	a->inherit = t->kind == SP__TARGET_TASK;
+	a->inherit_thread = wants_inherit_thread(cfg, t);
 	a->exclude_kernel = !cfg->kernel;
 	a->exclude_hv = 1;
 	a->exclude_callchain_user = 1;
@@ -75,15 +90,22 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
 	a->wakeup_watermark = (uint32_t)cfg->wakeup_bytes;
 }
 
-static int open_once(const struct sp__perf_cfg *cfg, int32_t tid, int cpu,
-		     bool on_exec)
+static int open_once(const struct sp__perf_cfg *cfg,
+		     const struct sp__perf_target *t)
 {
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
 	struct perf_event_attr a;
+	pid_t pid = -1;
 	long fd;
 
-	sp__perf_attr(cfg, on_exec, &a);
-	fd = syscall(SYS_perf_event_open, &a, (pid_t)tid, cpu, -1,
-		     PERF_FLAG_FD_CLOEXEC);
+	sp__perf_attr(cfg, t, &a);
+	if (t->kind == SP__TARGET_TASK) {
+		pid = (pid_t)t->tid;
+	} else if (t->kind == SP__TARGET_CGROUP) {
+		pid = (pid_t)t->cgroup_fd;
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	fd = syscall(SYS_perf_event_open, &a, pid, t->cpu, -1, flags);
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -97,36 +119,50 @@ static bool raise_nofile(void)
 	return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
-int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec)
+int sp__perf_open(struct sp__perf_cfg *cfg, const struct sp__perf_target *t)
 {
-	int fd = open_once(cfg, tid, cpu, on_exec);
+	int fd = open_once(cfg, t);
 
 	/* Kernels before 6.0 reject PERF_FORMAT_LOST: probed on first open. */
 	if (fd == -EINVAL && cfg->read_lost && !cfg->read_lost_probed) {
 		cfg->read_lost = false;
-		fd = open_once(cfg, tid, cpu, on_exec);
+		fd = open_once(cfg, t);
 		if (fd < 0)
 			cfg->read_lost = true;
 	}
-
 	if (fd == -EMFILE && !cfg->emfile_raised) {
 		cfg->emfile_raised = true;
 		if (raise_nofile())
-			fd = open_once(cfg, tid, cpu, on_exec);
+			fd = open_once(cfg, t);
 	}
 	if ((fd == -EACCES || fd == -EPERM) && cfg->kernel) {
 		cfg->kernel = false;
-		fd = open_once(cfg, tid, cpu, on_exec);
+		fd = open_once(cfg, t);
 	}
-	if (fd == -EINVAL && !cfg->children && cfg->inherit_thread) {
+	if (fd == -EINVAL && wants_inherit_thread(cfg, t)) {
 		cfg->inherit_thread = false; /* kernels before 5.13 */
-		fd = open_once(cfg, tid, cpu, on_exec);
+		fd = open_once(cfg, t);
 		if (fd < 0)
 			cfg->inherit_thread = true;
 	}
 	if (fd >= 0)
 		cfg->read_lost_probed = true;
 	return fd;
+}
+
+int sp__event_lost_delta(struct sp__event *ev, uint64_t *delta)
+{
+	struct sp__perf_read r;
+	ssize_t n = read(ev->fd, &r, sizeof(r));
+
+	*delta = 0;
+	if (n != (ssize_t)sizeof(r))
+		return 0; /* an event being torn down: nothing to add */
+	if (r.lost < ev->lost)
+		return -EPROTO;
+	*delta = r.lost - ev->lost;
+	ev->lost = r.lost;
+	return 0;
 }
 
 static int parse_cpu_list(const char *s, int *cpus, int cap)

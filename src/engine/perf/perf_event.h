@@ -9,8 +9,15 @@
 
 #include <linux/perf_event.h>
 
-/** struct sp__perf_cfg is what every event of one recorder shares. */
+#include "event_source.h"
+
+/*
+ * struct sp__perf_cfg is what every event of one recorder shares. The
+ * fallback ladder of sp__perf_open() clears what the kernel refuses, so
+ * after the first open it says what every later event gets.
+ */
 struct sp__perf_cfg {
+	const struct sp__event_source *source;
 	uint32_t hz;
 	uint32_t stack_size;
 	bool kernel; /* still true after the first open if kernel allowed */
@@ -31,22 +38,58 @@ struct sp__perf_read {
 
 #define SP__PERF_READ_FORMAT (PERF_FORMAT_ID | PERF_FORMAT_LOST)
 
+/* What an event samples: one task, or everything on a CPU. */
+enum sp__perf_target_kind {
+	SP__TARGET_TASK = 0,   /* one thread (and what inherits from it) */
+	SP__TARGET_CPU = 1,    /* every task on the CPU */
+	SP__TARGET_CGROUP = 2, /* the tasks of a cgroup v2 (and below) */
+};
+
+/** struct sp__perf_target is where one event is opened. */
+struct sp__perf_target {
+	enum sp__perf_target_kind kind;
+	int32_t tid;   /* SP__TARGET_TASK */
+	int cgroup_fd; /* SP__TARGET_CGROUP: the cgroup's directory */
+	int cpu;
+	bool on_exec; /* SP__TARGET_TASK: counting starts at execve */
+};
+
 /* The sample_type the config implies. */
 uint64_t sp__perf_sample_type(const struct sp__perf_cfg *cfg);
 
-/* Fills @attr for @cfg (disabled; @on_exec sets enable_on_exec). */
-void sp__perf_attr(const struct sp__perf_cfg *cfg, bool on_exec,
+/*
+ * Fills @attr for an event of @cfg's source on @target (disabled). Task
+ * events inherit (threads only, unless children are followed); CPU-wide
+ * events do not, as inheritance means nothing for them.
+ */
+void sp__perf_attr(const struct sp__perf_cfg *cfg,
+		   const struct sp__perf_target *target,
 		   struct perf_event_attr *attr);
 
 /*
- * Opens one event for (@tid, @cpu), retrying user-only when kernel
- * sampling is refused (clearing cfg->kernel), without inherit_thread when
- * unsupported, without PERF_FORMAT_LOST when the first open refuses it
- * (clearing cfg->read_lost), and once after raising RLIMIT_NOFILE on
- * EMFILE.
+ * Opens one event of @cfg's source on @target. The one fallback ladder
+ * for every target: without PERF_FORMAT_LOST when the first open refuses
+ * it (clearing cfg->read_lost), once more after raising RLIMIT_NOFILE on
+ * EMFILE, user-only when kernel sampling is refused (clearing
+ * cfg->kernel), and without inherit_thread when a task event is refused
+ * with it (clearing cfg->inherit_thread).
  * Returns the fd or -errno.
  */
-int sp__perf_open(struct sp__perf_cfg *cfg, int32_t tid, int cpu, bool on_exec);
+int sp__perf_open(struct sp__perf_cfg *cfg,
+		  const struct sp__perf_target *target);
+
+/** struct sp__event is one open event: one thread (or CPU) on one CPU. */
+struct sp__event {
+	int fd;
+	int32_t tid;   /* -1 for a CPU-wide event */
+	uint64_t lost; /* PERF_FORMAT_LOST value at the last read */
+};
+
+/*
+ * The growth of @ev's lost counter since the last read (0 for an event
+ * being torn down). Returns 0 or -EPROTO (the counter went backwards).
+ */
+int sp__event_lost_delta(struct sp__event *ev, uint64_t *delta);
 
 /*
  * Online CPU ids from /sys/devices/system/cpu/online (sparse ids kept).

@@ -13,7 +13,7 @@
 
 #include "drain.h"
 #include "perf_record.h"
-#include "recorder_internal.h"
+#include "qsample.h"
 
 /*
  * The merge item of the record just read: ordered by @time, ties broken

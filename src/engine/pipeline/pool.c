@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "recorder_internal.h"
+#include "qsample.h"
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t seen)
 {

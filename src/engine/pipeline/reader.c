@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "reader.h"
-#include "recorder_internal.h"
 
 static bool block_free(struct sp__rblock *b)
 {
@@ -147,8 +146,7 @@ static void *reader_main(void *arg)
 
 	while (!atomic_load(&r->stop)) {
 		uint64_t req = atomic_load(&r->drain_req);
-		const _Atomic uint64_t *vclock = atomic_load(&r->vclock);
-		uint64_t t = vclock ? atomic_load(vclock) : sp__now_ns();
+		uint64_t t = sp__clock_read(atomic_load(&r->clock));
 		size_t n = atomic_load(&r->nrings);
 
 		if (drain_all(r, n)) {
@@ -176,12 +174,14 @@ static int ep_add(int epfd, int fd)
 }
 
 int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
-		    size_t rings_cap, int notify_fd)
+		    size_t rings_cap, int notify_fd,
+		    const struct sp__clock *clock)
 {
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->mem = mem;
+	atomic_init(&r->clock, clock);
 	r->epfd = r->wakefd = -1;
 	r->notify_fd = notify_fd;
 	r->rings_cap = rings_cap;

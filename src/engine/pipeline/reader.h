@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "drain.h"
 #include "mem.h"
 #include "ring.h"
@@ -66,8 +67,8 @@ struct sp__reader {
 	struct sp__rblock blocks[SP__RBLOCKS];
 	struct sp__rblock *cur;
 	void *scratch;
-	/* The replay harness's virtual clock (NULL: CLOCK_MONOTONIC). */
-	_Atomic(const _Atomic uint64_t *) vclock;
+	/* Where watermarks come from (the replay harness swaps it). */
+	_Atomic(const struct sp__clock *) clock;
 	_Atomic uint64_t watermark;
 	_Atomic uint64_t drain_req;
 	_Atomic uint64_t drain_ack;
@@ -78,9 +79,13 @@ struct sp__reader {
 	bool dirty;		 /* pushed since the last notification */
 };
 
-/* Allocates @r for at most @rings_cap rings. Returns 0 or -errno. */
+/*
+ * Allocates @r for at most @rings_cap rings, reading watermarks from
+ * @clock. Returns 0 or -errno.
+ */
 int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
-		    size_t rings_cap, int notify_fd);
+		    size_t rings_cap, int notify_fd,
+		    const struct sp__clock *clock);
 int sp__reader_start(struct sp__reader *r);
 /* Stops and joins the thread; queued items stay poppable. */
 void sp__reader_stop(struct sp__reader *r);

@@ -22,7 +22,6 @@
 #include "perf_record.h"
 #include "proc_maps.h"
 #include "recorder_internal.h"
-#include "system.h"
 
 static struct sp__process *live_proc(struct sp_recorder *rec, int32_t pid)
 {
@@ -42,15 +41,15 @@ static int apply_mmap2(struct sp_recorder *rec, const void *r, size_t len)
 	struct sp__map_desc d;
 	struct sp__process *p;
 
-	if (sp__perf_parse_mmap2(r, len, rec->sample_type, &m))
+	if (sp__perf_parse_mmap2(r, len, rec->rings.sample_type, &m))
 		return 0;
 	if ((m.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 		    PERF_RECORD_MISC_KERNEL ||
 	    !(m.prot & PROT_EXEC) || !path_is_file(m.path))
 		return 0;
 	p = live_proc(rec, m.pid);
-	if (!p && rec->sys) {
-		int err = sp__system_mmap(rec, m.pid, &p);
+	if (!p) {
+		int err = rec->policy->mmap(rec, m.pid, &p);
 
 		if (err)
 			return err;
@@ -75,15 +74,14 @@ static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
 	struct sp__perf_comm c;
 	struct sp__process *p;
 
-	if (sp__perf_parse_comm(r, len, rec->sample_type, &c) || !c.exec)
+	int err;
+
+	if (sp__perf_parse_comm(r, len, rec->rings.sample_type, &c) || !c.exec)
 		return 0;
 	p = live_proc(rec, c.pid);
-	if (rec->sys) {
-		int err = sp__system_exec(rec, c.pid, c.comm, &p);
-
-		if (err)
-			return err;
-	}
+	err = rec->policy->exec(rec, c.pid, c.comm, &p);
+	if (err)
+		return err;
 	if (!p)
 		return 0;
 	p->leader_exited = false;
@@ -91,11 +89,23 @@ static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
 	return sp__process_retire_all(&rec->procs, p);
 }
 
-static int child_pidfd(int32_t pid)
+/* The live hooks of both policies (policy.h): a followed child's pidfd. */
+void sp__live_watch(struct sp_recorder *rec, struct sp__process *child)
 {
-	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	long fd = syscall(SYS_pidfd_open, (pid_t)child->pid, 0);
 
-	return fd < 0 ? -1 : (int)fd;
+	child->pidfd = fd < 0 ? -1 : (int)fd;
+	if (child->pidfd >= 0) {
+		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
+		sp__proc_stat(child->pid, 0, &child->starttime, NULL);
+	}
+}
+
+/* A leader's EXIT: the group is gone once nothing of it is left alive. */
+bool sp__live_group_gone(struct sp_recorder *rec, struct sp__process *p)
+{
+	(void)rec;
+	return sp__process_alive(p) == 0;
 }
 
 /* A forked child process (not a thread) of a tracked parent. */
@@ -105,17 +115,12 @@ static int apply_fork_child(struct sp_recorder *rec,
 	struct sp__process *parent = live_proc(rec, t->ppid), *child;
 	int err;
 
-	if (!parent || (!rec->cfg.children && !rec->sys) ||
-	    live_proc(rec, t->pid))
+	if (!parent || live_proc(rec, t->pid))
 		return 0;
 	err = sp__procs_add(&rec->procs, t->pid, &child);
 	if (err)
 		return err;
-	child->pidfd = rec->replay ? -1 : child_pidfd(t->pid);
-	if (child->pidfd >= 0) {
-		sp__recorder_ep_add(rec, child->pidfd, SP__EP_PIDFD);
-		sp__proc_stat(t->pid, 0, &child->starttime, NULL);
-	}
+	rec->policy->watch(rec, child);
 	child->py_support = parent->py_support;
 	child->parent = parent;
 	return sp__process_clone_modules(&rec->procs, parent, child);
@@ -130,8 +135,7 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 	if (sp__perf_parse_task(r, len, &t))
 		return 0;
 	if (type == PERF_RECORD_FORK) {
-		if (t.pid == t.ppid ||
-		    (rec->sys && !sp__system_follow_fork(rec, t.pid)))
+		if (t.pid == t.ppid || !rec->policy->follow_fork(rec, t.pid))
 			return 0;
 		return apply_fork_child(rec, &t);
 	}
@@ -140,8 +144,8 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 		return 0;
 	if (t.tid == t.pid)
 		p->leader_exited = true;
-	if (p->leader_exited && p->state == SP__PROC_ALIVE && !rec->replay &&
-	    sp__process_alive(p) == 0) {
+	if (p->leader_exited && p->state == SP__PROC_ALIVE &&
+	    rec->policy->group_gone(rec, p)) {
 		p->state = SP__PROC_DYING;
 		/* Its records are all older than this EXIT's time. */
 		p->dying_ns = rec->procs.time_ns;
@@ -166,10 +170,10 @@ static void apply_lost(struct sp_recorder *rec, uint64_t lost, bool gap)
 	rec->sweep_pending = true;
 }
 
-/* In system mode the filters decide first whether a sample is kept. */
+/* The policy decides first whether a sample is kept (system filters). */
 static int apply_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
-	int keep = rec->sys ? sp__system_sample(rec, s->pid) : 1;
+	int keep = rec->policy->sample(rec, s->pid);
 
 	return keep <= 0 ? keep : sp__recorder_sample(rec, s);
 }
@@ -179,7 +183,7 @@ static void note_time(struct sp_recorder *rec, const void *r, size_t len)
 {
 	struct sp__perf_id id;
 
-	if (!sp__perf_parse_id(r, len, rec->sample_type, &id))
+	if (!sp__perf_parse_id(r, len, rec->rings.sample_type, &id))
 		rec->procs.time_ns = id.time;
 }
 

@@ -96,7 +96,8 @@ static int validate(struct sp_recorder *rec, int32_t pid,
 	int err;
 
 	/* System mode's CPU events already see every process. */
-	if (!rec || rec->sys || pid <= 0 || mode > SP_ATTACH_ON_EXEC)
+	if (!rec || !rec->policy->per_process_events || pid <= 0 ||
+	    mode > SP_ATTACH_ON_EXEC)
 		return -EINVAL;
 	if (rec->finished)
 		return -EPIPE;

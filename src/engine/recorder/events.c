@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Opening per-(thread, CPU) events and wiring them to the per-CPU rings. */
+/* Opening per-(thread, CPU) events, enabling them, retiring processes. */
 
 /*
- * The first event opened on a CPU maps that CPU's ring; every later event
- * on the CPU is redirected into it with PERF_EVENT_IOC_SET_OUTPUT (same
- * CPU and clock, feasibility §2). A ring that cannot be mapped at the
- * planned size is retried at half the size down to one record
- * (EPERM/ENOMEM: locked-memory limits), and the effective sizes go to the
- * summary. Without an explicit ring_samples a ring is sized from the rate
- * (perf_event.c: the ring fills at rate x stack size).
+ * Process mode opens one event per (thread, CPU); perf/rings.c wires each
+ * into its CPU's ring (the first maps it, later ones SET_OUTPUT into it).
+ * A process's events are closed when it is retired, unless children are
+ * followed and a live descendant still samples through events it
+ * inherited from them.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -27,7 +23,7 @@ int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind)
 {
 	struct epoll_event ev;
 
-	if (kind == SP__EP_EVENT && rec->pipe)
+	if (kind == SP__EP_EVENT && sp__pipeline_is_threaded(rec->pipe))
 		return 0; /* threaded mode: reader threads watch the rings */
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
@@ -35,100 +31,15 @@ int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind)
 	return epoll_ctl(rec->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-static size_t ring_cap(const struct sp_recorder *rec)
-{
-	uint64_t left = SP__RING_TOTAL_MAX - rec->ring_bytes_total;
-	uint64_t cap = SP__RING_TOTAL_MAX / (uint64_t)rec->ncpus;
-
-	if (cap > SP__RING_CPU_MAX)
-		cap = SP__RING_CPU_MAX;
-	return (size_t)(cap < left ? cap : left);
-}
-
-static void note_ring(struct sp_recorder *rec, size_t bytes)
-{
-	struct sp_recording_summary *s = &rec->sum;
-
-	rec->ring_bytes_total += bytes;
-	if (!s->minimum_ring_buffer_bytes ||
-	    bytes < s->minimum_ring_buffer_bytes)
-		s->minimum_ring_buffer_bytes = bytes;
-	if (bytes > s->maximum_ring_buffer_bytes)
-		s->maximum_ring_buffer_bytes = bytes;
-}
-
-static int ring_map_halving(struct sp_recorder *rec, struct sp__ring *ring,
-			    int fd, int slot, size_t *bytes)
-{
-	size_t min = sp__perf_ring_bytes(&rec->cfg, 1, ring_cap(rec));
-	int err;
-
-	for (;;) {
-		err = sp__ring_map(ring, fd, rec->cpus[slot], *bytes);
-		if ((err != -EPERM && err != -ENOMEM) || *bytes / 2 < min)
-			return err;
-		*bytes /= 2;
-	}
-}
-
-/*
- * Maps a new ring for cpu slot @slot from @fd. The ring keeps its own
- * duplicate of @fd, so the event stays a SET_OUTPUT target after its
- * process is retired and its fd closed.
- */
-int sp__recorder_ring_new(struct sp_recorder *rec, int fd, int slot)
-{
-	uint64_t samples = rec->ring_samples ?
-				   rec->ring_samples :
-				   sp__perf_ring_default_samples(&rec->cfg);
-	size_t bytes = sp__perf_ring_bytes(&rec->cfg, samples, ring_cap(rec));
-	struct sp__ring ring;
-	int own, err;
-
-	if (!bytes)
-		return -ENOMEM; /* the budget cannot hold one record */
-	memset(&ring, 0, sizeof(ring));
-	rec->cfg.wakeup_bytes = bytes / 8;
-	own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (own < 0)
-		return -errno;
-	err = ring_map_halving(rec, &ring, own, slot, &bytes);
-	if (!err) {
-		err = sp__vec_push(&rec->rings, &rec->mem, &ring);
-		if (err)
-			sp__ring_unmap(&ring);
-	}
-	if (err) {
-		close(own);
-		return err;
-	}
-	note_ring(rec, bytes);
-	rec->cpu_ring[slot] = (int)rec->rings.len - 1;
-	return 0;
-}
-
 /* Routes @fd into its CPU's ring; on success @proc owns the fd. */
 static int event_wire(struct sp_recorder *rec, struct sp__process *proc, int fd,
 		      int32_t tid, int slot)
 {
 	struct sp__event ev = { .fd = fd, .tid = tid };
-	const struct sp__ring *ring;
-	int err = -1;
+	int err = sp__rings_wire(&rec->rings, &rec->cfg, fd, slot);
 
-	if (rec->cpu_ring[slot] >= 0) {
-		ring = sp__vec_at(&rec->rings, (size_t)rec->cpu_ring[slot]);
-		err = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->owner_fd);
-		if (err)
-			sp__log(rec->logger, SP_LOG_DEBUG,
-				"SET_OUTPUT on cpu %d: %s; mapping a new ring",
-				rec->cpus[slot], strerror(errno));
-	}
-	if (err) {
-		err = sp__recorder_ring_new(rec, fd, slot);
-		if (err)
-			return err;
-	}
-	err = sp__vec_push(&proc->events, &rec->mem, &ev);
+	if (!err)
+		err = sp__vec_push(&proc->events, &rec->mem, &ev);
 	if (!err)
 		sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
 	return err;
@@ -138,15 +49,16 @@ int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			     int32_t tid, bool on_exec)
 {
 	int slot, fd, err;
+	struct sp__perf_target t = { .kind = SP__TARGET_TASK,
+				     .tid = tid,
+				     .on_exec = on_exec };
 
-	for (slot = 0; slot < rec->ncpus; slot++) {
-		fd = sp__perf_open(&rec->cfg, tid, rec->cpus[slot], on_exec);
+	for (slot = 0; slot < rec->rings.ncpus; slot++) {
+		t.cpu = rec->rings.cpus[slot];
+		fd = sp__perf_open(&rec->cfg, &t);
 		if (fd < 0)
 			return fd;
-		if (!rec->sample_type_fixed) {
-			rec->sample_type = sp__perf_sample_type(&rec->cfg);
-			rec->sample_type_fixed = true;
-		}
+		sp__rings_fix_type(&rec->rings, &rec->cfg);
 		rec->sum.kernel_enabled = rec->cfg.kernel;
 		err = event_wire(rec, proc, fd, tid, slot);
 		if (err) {
@@ -158,16 +70,14 @@ int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			return -errno;
 	}
 	/* Kernel capture is settled by the first open: pin kernel frames. */
-	return sp__kmod_open(rec);
+	return sp__kmod_open(&rec->kmod, &rec->procs, rec->cfg.kernel);
 }
 
 static void ioctl_all(struct sp_recorder *rec, unsigned long req)
 {
 	size_t i, j;
 
-	for (i = 0; i < rec->rings.len; i++)
-		ioctl(((struct sp__ring *)sp__vec_at(&rec->rings, i))->owner_fd,
-		      req, 0);
+	sp__rings_ioctl(&rec->rings, req);
 	for (i = 0; i < rec->procs.list.len; i++) {
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
@@ -185,31 +95,6 @@ int sp__recorder_set_enabled(struct sp_recorder *rec, bool on)
 	ioctl_all(rec, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
 	rec->enabled = on;
 	return 0;
-}
-
-int sp__process_alive(const struct sp__process *proc)
-{
-	struct pollfd pfd;
-	int n;
-
-	if (proc->state == SP__PROC_EXITED)
-		return 0;
-	if (proc->pidfd < 0) {
-		char st = 0;
-		uint64_t start = 0;
-		int err = sp__proc_stat(proc->pid, 0, &start, &st);
-
-		if (err)
-			return err == -ENOENT || err == -ESRCH ? 0 : err;
-		return start == proc->starttime && st != 'Z' && st != 'X';
-	}
-	pfd.fd = proc->pidfd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	n = poll(&pfd, 1, 0);
-	if (n < 0)
-		return -errno;
-	return n == 0;
 }
 
 /* Whether a tracked, not yet retired process inherited @proc's events. */

@@ -12,41 +12,14 @@
  * schedules a recovery sweep.
  */
 #include <errno.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "recorder_internal.h"
-#include "system.h"
-
-uint64_t sp__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int add_checked(uint64_t *sum, uint64_t v)
 {
 	if (*sum + v < *sum)
 		return -EPROTO;
 	*sum += v;
-	return 0;
-}
-
-/* The growth of @ev's lost counter since the last read. */
-static int event_delta(struct sp__event *ev, uint64_t *delta)
-{
-	struct sp__perf_read r;
-	ssize_t n = read(ev->fd, &r, sizeof(r));
-
-	*delta = 0;
-	if (n != (ssize_t)sizeof(r))
-		return 0; /* an event being torn down: nothing to add */
-	if (r.lost < ev->lost)
-		return -EPROTO;
-	*delta = r.lost - ev->lost;
-	ev->lost = r.lost;
 	return 0;
 }
 
@@ -60,7 +33,7 @@ int sp__recorder_collect_lost_events(struct sp_recorder *rec,
 	if (!rec->cfg.read_lost)
 		return 0;
 	for (i = 0; i < events->len; i++) {
-		err = event_delta(sp__vec_at(events, i), &d);
+		err = sp__event_lost_delta(sp__vec_at(events, i), &d);
 		if (!err)
 			err = add_checked(&rec->lost_pending, d);
 		if (err)
@@ -105,10 +78,6 @@ int sp__recorder_read_lost(struct sp_recorder *rec, bool force)
 		if (err)
 			return err;
 	}
-	if (rec->sys) {
-		err = sp__system_collect_lost(rec);
-		if (err)
-			return err;
-	}
-	return count_batch(rec);
+	err = rec->policy->collect_lost(rec); /* events no process owns */
+	return err ? err : count_batch(rec);
 }

@@ -3,9 +3,11 @@
 
 /*
  * Options are validated up front (rate against the kernel maximum, stack
- * size), then the writer, unwinder, epoll and CPU list are set up, and in
- * threaded mode the reader and unwinder threads are started. Targets come later through sp_recorder_attach(). The
- * recorder starts enabled: attached processes sample at once.
+ * size), then the writer, unwinder, epoll, rings (the CPU list) and the
+ * pipeline are set up; in threaded mode that starts the reader and
+ * unwinder threads. Targets come later through sp_recorder_attach() (or,
+ * in system mode, from system.c). The recorder starts enabled: attached
+ * processes sample at once.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -19,9 +21,6 @@
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
-#include "system.h"
-
-#define CPUS_MAX 4096
 
 static int opts_check(const struct sp_recorder_opts *o)
 {
@@ -58,13 +57,14 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 
 	if (err)
 		return err;
+	rec->cfg.source = &sp__source_cpu_clock;
 	rec->cfg.stack_size = (stack + 7) & ~7u;
 	rec->cfg.kernel = !!(o->flags & SP_RECORDER_KERNEL);
 	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
 	rec->cfg.inherit_thread = true;
 	rec->cfg.read_lost = true;
-	rec->ring_samples = o->ring_samples; /* 0: sized from the rate */
-	rec->sample_type = sp__perf_sample_type(&rec->cfg);
+	rec->rings.ring_samples = o->ring_samples; /* 0: sized from the rate */
+	rec->rings.sample_type = sp__perf_sample_type(&rec->cfg);
 	rec->sum.kernel_enabled = rec->cfg.kernel;
 	return 0;
 }
@@ -72,32 +72,17 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 {
 	struct sp_unwinder_opts uo = { .size = sizeof(uo) };
-	int cpus[CPUS_MAX], n, i, err;
+	int err;
 
 	uo.allocator = o->allocator;
 	uo.logger = o->logger;
 	err = sp_unwinder_new(&uo, &rec->unwinder);
 	if (err)
 		return err;
-	n = sp__perf_online_cpus(cpus, CPUS_MAX);
-	if (n <= 0)
-		return n < 0 ? n : -ENODEV;
-	rec->ncpus = n;
-	rec->cpus = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
-	rec->cpu_ring = sp__mem_calloc(&rec->mem, (size_t)n, sizeof(int));
-	rec->scratch = sp__mem_alloc(&rec->mem, SP__RING_RECORD_MAX);
-	rec->job = sp__mem_calloc(&rec->mem, 1, sizeof(*rec->job));
-	if (!rec->cpus || !rec->cpu_ring || !rec->scratch || !rec->job)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		rec->cpus[i] = cpus[i];
-		rec->cpu_ring[i] = -1;
-	}
 	rec->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return rec->epfd < 0 ? -errno : 0;
 }
 
-/* Unwinder threads for the threads option (SP_THREADS_AUTO: CPUs - 1). */
 /*
  * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
  * up to two CPUs, where the hand-offs between threads cost more than they
@@ -132,9 +117,40 @@ static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
 	return sp_writer_new(sink, &wo, &rec->writer);
 }
 
-int sp_recorder_open_sink(struct sp_sink *sink,
-			  const struct sp_recorder_opts *opts,
-			  struct sp_recorder **out)
+static const struct sp__pipeline_ops pipeline_ops = {
+	.apply = sp__recorder_apply,
+	.write = sp__recorder_sample_write,
+	.discard = sp__recorder_sample_discard,
+};
+
+/*
+ * The pipeline of either mode. Threaded mode also has the process table
+ * write dispatched jobs before a module change (so the spool order is
+ * inline mode's), and leaves unwind tables to the workers.
+ */
+static int pipeline_new(struct sp_recorder *rec, unsigned workers)
+{
+	struct sp__pipeline_cfg pc = { .mem = &rec->mem,
+				       .logger = rec->logger,
+				       .unwinder = rec->unwinder,
+				       .rings = &rec->rings,
+				       .workers = workers,
+				       .ops = &pipeline_ops,
+				       .ctx = rec };
+	int err = sp__pipeline_new(&pc, &rec->pipe);
+
+	if (err || !workers)
+		return err;
+	rec->procs.sync = sp__pipeline_sync;
+	rec->procs.sync_ctx = rec->pipe;
+	/* Workers build unwind tables on first use, off the sequencer. */
+	rec->procs.lazy_tables = true;
+	return sp__recorder_ep_add(rec, sp__pipeline_wake_fd(rec->pipe),
+				   SP__EP_WAKE);
+}
+
+int sp__recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *opts,
+		     const struct sp__policy *policy, struct sp_recorder **out)
 {
 	struct sp_recorder_opts o;
 	struct sp__mem mem;
@@ -157,9 +173,10 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	rec->logger = o.logger;
 	rec->epfd = -1;
 	rec->enabled = true;
-	sp__vec_init(&rec->rings, sizeof(struct sp__ring));
-	sp__merge_init(&rec->merge, &rec->mem);
-	err = cfg_init(rec, &o);
+	rec->policy = rec->own_policy = policy;
+	err = sp__rings_init(&rec->rings, &rec->mem, rec->logger);
+	if (!err)
+		err = cfg_init(rec, &o);
 	if (err)
 		sp_sink_free(sink);
 	else
@@ -168,14 +185,21 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = parts_new(rec, &o);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
-	if (!err && worker_count(o.threads))
-		err = sp__pipeline_new(rec, worker_count(o.threads));
+	if (!err)
+		err = pipeline_new(rec, worker_count(o.threads));
 	if (err) {
 		sp_recorder_close(rec);
 		return err;
 	}
 	*out = rec;
 	return 0;
+}
+
+int sp_recorder_open_sink(struct sp_sink *sink,
+			  const struct sp_recorder_opts *opts,
+			  struct sp_recorder **out)
+{
+	return sp__recorder_new(sink, opts, &sp__policy_process, out);
 }
 
 /*
@@ -196,8 +220,10 @@ static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
 	return sp_sink_open_uring(path, &uo, o->allocator, out);
 }
 
-int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
-		     struct sp_recorder **out)
+int sp__recorder_open_path(const char *path,
+			   const struct sp_recorder_opts *opts,
+			   const struct sp__policy *policy,
+			   struct sp_recorder **out)
 {
 	struct sp_recorder_opts o;
 	struct sp_sink *sink;
@@ -213,7 +239,7 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 	err = spool_sink_open(path, &o, &sink);
 	if (err)
 		return err;
-	err = sp_recorder_open_sink(sink, &o, out);
+	err = sp__recorder_new(sink, &o, policy, out);
 	if (err)
 		return err;
 	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);
@@ -226,6 +252,12 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 	return 0;
 }
 
+int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
+		     struct sp_recorder **out)
+{
+	return sp__recorder_open_path(path, opts, &sp__policy_process, out);
+}
+
 int sp_recorder_enable(struct sp_recorder *rec)
 {
 	bool was;
@@ -234,8 +266,8 @@ int sp_recorder_enable(struct sp_recorder *rec)
 	if (!rec)
 		return -EINVAL;
 	was = rec->enabled;
-	/* Disabled CPU events saw no fork/exec/mmap: read /proc again. */
-	err = rec->sys && !was ? sp__system_scan(rec) : 0;
+	/* Disabled events saw no fork/exec/mmap: catch up first. */
+	err = was ? 0 : rec->policy->resume(rec);
 	return err ? err : sp__recorder_set_enabled(rec, true);
 }
 
@@ -254,17 +286,11 @@ int sp_recorder_flush(struct sp_recorder *rec)
 		return 0;
 	/* Processes that died since the last poll are retired now too. */
 	sp__recorder_collect(rec);
-	if (rec->pipe) {
-		err = sp__pipeline_step(rec, true);
-	} else {
-		err = sp__recorder_drain(rec);
-		if (!err)
-			err = sp__recorder_release(rec, UINT64_MAX);
-	}
+	err = sp__pipeline_step(rec->pipe, UINT64_MAX);
 	if (!err)
 		err = sp__recorder_read_lost(rec, true);
 	if (!err)
-		err = rec->replay ? 0 : sp__recorder_sweep(rec, true);
+		err = rec->policy->sweep(rec, true);
 	sp__recorder_reap(rec);
 	ferr = sp_writer_flush(rec->writer);
 	return err ? err : ferr;
@@ -320,43 +346,88 @@ int sp_recorder_active_process_count(struct sp_recorder *rec)
 void sp_recorder_summary(const struct sp_recorder *rec,
 			 struct sp_recording_summary *out)
 {
+	const struct sp__pipeline *p;
+
 	if (!rec || !out)
 		return;
 	*out = rec->sum;
-	memcpy(out->errors, rec->sum.errors, sizeof(out->errors));
+	out->minimum_ring_buffer_bytes = rec->rings.min_bytes;
+	out->maximum_ring_buffer_bytes = rec->rings.max_bytes;
+	p = rec->pipe;
+	if (!p)
+		return;			   /* a recorder that failed to open */
+	out->sample_events += p->unusable; /* seen, but unusable */
+	out->lost_events += p->dropped;
 	for (size_t i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
-		out->errors[i] += rec->ustats.errors[i];
-	memcpy(out->fallbacks, rec->ustats.fallbacks, sizeof(out->fallbacks));
+		out->errors[i] += p->ustats.errors[i];
+	memcpy(out->fallbacks, p->ustats.fallbacks, sizeof(out->fallbacks));
+}
+
+int sp_recorder_pipeline_stats(const struct sp_recorder *rec,
+			       struct sp_pipeline_stats *out)
+{
+	struct sp_pipeline_stats st;
+	size_t size;
+
+	/* An output struct's size follows the input rule (src/base/opts.h). */
+	if (!rec || !out || !sp__opts_size_ok(out->size))
+		return -EINVAL;
+	size = out->size < sizeof(st) ? out->size : sizeof(st);
+	memset(&st, 0, sizeof(st));
+	sp__pipeline_stats(rec->pipe, &st);
+	st.size = out->size; /* a caller's older, smaller struct: its part */
+	memcpy(out, &st, size);
+	return 0;
+}
+
+const struct sp__clock *sp__recorder_clock(const struct sp_recorder *rec)
+{
+	return rec->hooks.clock ? rec->hooks.clock : &sp__clock_monotonic;
+}
+
+int sp__recorder_set_hooks(struct sp_recorder *rec,
+			   const struct sp__recorder_hooks *hooks)
+{
+	struct sp__recorder_hooks none = { 0 };
+	int err;
+
+	if (!hooks)
+		hooks = &none;
+	err = sp__pipeline_set_tap(rec->pipe, hooks->tap, hooks->tap_ctx);
+	if (err)
+		return err;
+	rec->hooks = *hooks;
+	rec->policy = hooks->policy ? hooks->policy : rec->own_policy;
+	return sp__pipeline_set_clock(rec->pipe, sp__recorder_clock(rec));
+}
+
+void sp__recorder_parts(struct sp_recorder *rec, struct sp__recorder_parts *out)
+{
+	out->mem = &rec->mem;
+	out->cfg = &rec->cfg;
+	out->rings = &rec->rings;
+	out->procs = &rec->procs;
+	out->pipe = rec->pipe;
+	out->policy = rec->own_policy;
 }
 
 void sp_recorder_close(struct sp_recorder *rec)
 {
 	struct sp__mem mem;
-	size_t i;
 
 	if (!rec)
 		return;
 	mem = rec->mem;
-	sp__system_free(rec);
-	sp__pipeline_free(rec); /* threads first: they read rings and maps */
+	rec->own_policy->free(rec);
+	sp__pipeline_free(rec->pipe); /* threads first: rings and maps */
+	rec->procs.sync = NULL;
 	sp__procs_fini(&rec->procs);
-	for (i = 0; i < rec->rings.len; i++) {
-		struct sp__ring *r = sp__vec_at(&rec->rings, i);
-
-		sp__ring_unmap(r);
-		close(r->owner_fd);
-	}
-	sp__vec_fini(&rec->rings, &mem);
-	sp__merge_fini(&rec->merge);
+	sp__rings_fini(&rec->rings);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	sp_writer_free(rec->writer);
 	sp_unwinder_free(rec->unwinder);
-	sp__mem_free(&mem, rec->cpus, (size_t)rec->ncpus * sizeof(int));
-	sp__mem_free(&mem, rec->cpu_ring, (size_t)rec->ncpus * sizeof(int));
-	sp__mem_free(&mem, rec->scratch, SP__RING_RECORD_MAX);
 	if (rec->path)
 		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);
-	sp__mem_free(&mem, rec->job, sizeof(*rec->job));
 	sp__mem_free(&mem, rec, sizeof(*rec));
 }

@@ -15,8 +15,7 @@
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 {
-	return rec && (sp__merge_count(&rec->merge) ||
-		       sp__recorder_rings_pending(rec));
+	return rec && sp__pipeline_pending(rec->pipe);
 }
 
 int sp_recorder_tail(struct sp_recorder *rec, struct sp_tail **out)

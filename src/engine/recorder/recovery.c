@@ -25,11 +25,9 @@
 
 #include <stackpulse/error.h>
 
-#include "descendants.h"
 #include "proc_maps.h"
 #include "python.h"
 #include "recorder_internal.h"
-#include "system.h"
 
 #define TIDS_MAX 65536
 
@@ -126,7 +124,7 @@ static int refresh(struct sp_recorder *rec, struct sp__process *p)
 	bool covered;
 	int n, err;
 
-	if (rec->sys)
+	if (!rec->policy->per_process_events)
 		return 0; /* system mode: CPU events cover every thread */
 	tids = sp__mem_alloc(&rec->mem, TIDS_MAX * sizeof(int32_t));
 	if (!tids)
@@ -194,7 +192,7 @@ static int sweep_one(struct sp_recorder *rec, struct sp__process *p)
 	if (p->state != SP__PROC_ALIVE)
 		return 0;
 	/* System mode tracks the whole machine: only what was sampled. */
-	if (rec->sys && !p->sampled)
+	if (rec->policy->sweep_sampled_only && !p->sampled)
 		return 0;
 	p->sampled = false;
 	err = check_gone(p);
@@ -217,13 +215,7 @@ int sp__recorder_sweep(struct sp_recorder *rec, bool force)
 		return 0;
 	rec->last_sweep_ns = now;
 	rec->procs.time_ns = now;
-	/*
-	 * System mode: lost records may have hidden a fork that reused a
-	 * rejected pid, so the filters judge every pid again on its next
-	 * sample.
-	 */
-	if (rec->sys)
-		rec->sys->ignored.len = 0;
+	rec->policy->sweep_begin(rec);
 	for (i = 0; !err && i < rec->procs.list.len; i++)
 		err = sweep_one(rec, *(struct sp__process **)sp__vec_at(
 					     &rec->procs.list, i));

@@ -3,7 +3,9 @@
 
 /*
  * Final stack = kernel callchain frames (leaf first, kernel_module.c)
- * followed by the DWARF-unwound user frames. Kernel-mode samples
+ * followed by the DWARF-unwound user frames. The pipeline unwinds a job
+ * (at once inline, in a worker thread otherwise) and hands it back here
+ * to be written, in order. Kernel-mode samples
  * still carry the user registers and stack as of kernel entry, so they
  * are unwound as well. User callchain entries (never requested) are
  * counted and dropped. When nothing comes out, the sample IP alone is
@@ -18,7 +20,6 @@
 #include "mver.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
-#include "unwind_stats.h"
 
 /* Appends kernel frames of the callchain; returns how many. */
 static size_t kernel_frames(struct sp_recorder *rec, const uint64_t *ips,
@@ -39,7 +40,8 @@ static size_t kernel_frames(struct sp_recorder *rec, const uint64_t *ips,
 		}
 		if (n == cap)
 			break;
-		sp__kmod_frame(rec, ip, &out[n++]);
+		sp__kmod_frame(&rec->kmod, &rec->procs, rec->cfg.kernel, ip,
+			       &out[n++]);
 	}
 	return n;
 }
@@ -59,10 +61,9 @@ static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
 {
 	uint64_t pc = s->regs.r[SP_X86_64_RIP];
 
-	if (!p || p->state != SP__PROC_ALIVE || rec->replay ||
-	    sp__process_covers(p, pc))
+	if (!p || p->state != SP__PROC_ALIVE || sp__process_covers(p, pc))
 		return 0;
-	return sp__recorder_reconcile(rec, p);
+	return rec->policy->uncovered(rec, p);
 }
 
 /*
@@ -96,7 +97,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)
 		return true;
-	if (!rec->pipe)
+	if (!sp__pipeline_is_threaded(rec->pipe))
 		return !sp__process_mappings(&rec->procs, p, &job->maps,
 					     &job->nmaps);
 	if (sp__mver_get(&rec->procs, p, &job->ver))
@@ -127,28 +128,6 @@ static bool skipped(struct sp_recorder *rec, const struct sp__qsample *s)
 	return false;
 }
 
-/* The job to fill: the inline one, or a free slot of the window. */
-static int job_reserve(struct sp_recorder *rec, struct sp__job **out)
-{
-	struct sp__pool *pool;
-	int err;
-
-	if (!rec->pipe) {
-		*out = rec->job;
-		rec->job->stats = &rec->ustats;
-		return 0;
-	}
-	pool = &rec->pipe->pool;
-	if (sp__pool_full(pool)) {
-		sp__pool_head(pool, true);
-		err = sp__pipeline_collect(rec, false);
-		if (err)
-			return err;
-	}
-	*out = sp__pool_reserve(pool);
-	return 0;
-}
-
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
 	const uint64_t *ips = sp__qsample_ips(s);
@@ -162,7 +141,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return 0;
 	/* May write module records: before this sample takes its slot. */
 	unwind = user_prepare(rec, s, &tmp);
-	err = job_reserve(rec, &job);
+	err = sp__pipeline_job(rec->pipe, &job);
 	if (err) {
 		sp__mver_put(&rec->mem, tmp.ver);
 		return err;
@@ -179,23 +158,11 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->ver = tmp.ver;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
 					  SP__FRAMES_MAX / 2);
-	if (!rec->pipe) {
-		sp__job_unwind(rec->unwinder, job);
-		return sp__recorder_sample_write(rec, job);
-	}
-	if (rec->cur_owner) { /* in a reader block: unwound by a worker */
-		job->block = rec->cur_owner;
-		rec->owner_taken = true;
-		sp__pool_dispatch(&rec->pipe->pool);
-		rec->pipe->jobs++;
-	} else { /* copied into the merge queue, which moves: unwind now */
-		sp__pool_dispatch_done(&rec->pipe->pool);
-		rec->pipe->jobs_inline++;
-	}
-	return 0;
+	return sp__pipeline_submit(rec->pipe, job);
 }
 
-int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
+/* The frames of @job into the spool; 0 also when the writer refused. */
+static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 {
 	struct sp_frame *f = job->frames;
 	size_t n = job->n, i;
@@ -206,10 +173,6 @@ int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 		f[0].module_id = SP_NO_MODULE;
 		f[0].mode = job->kernel_mode ? SP_FRAME_KERNEL : SP_FRAME_USER;
 		n = 1;
-	}
-	if (job->stats != &rec->ustats) {
-		sp__unwind_stats_add(&rec->ustats, job->stats);
-		memset(job->stats, 0, sizeof(*job->stats)); /* once only */
 	}
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
@@ -231,4 +194,25 @@ int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 	rec->sum.samples++;
 	rec->poll.samples++;
 	return 0;
+}
+
+int sp__recorder_sample_write(void *ctx, struct sp__job *job)
+{
+	struct sp_recorder *rec = ctx;
+	int err = sample_put(rec, job);
+
+	/* Written (or dropped): the module map version is not needed. */
+	if (!err) {
+		sp__mver_put(&rec->mem, job->ver);
+		job->ver = NULL;
+	}
+	return err;
+}
+
+void sp__recorder_sample_discard(void *ctx, struct sp__job *job)
+{
+	struct sp_recorder *rec = ctx;
+
+	sp__mver_put(&rec->mem, job->ver);
+	job->ver = NULL;
 }

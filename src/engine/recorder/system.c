@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <stackpulse/error.h>
@@ -95,54 +94,20 @@ static int filters_copy(struct sp_recorder *rec, const struct sp_system_opts *o)
 	return 0;
 }
 
-static int cpu_open_once(const struct sp__perf_cfg *cfg, int target, int cpu,
-			 unsigned long flags)
-{
-	struct perf_event_attr a;
-	long fd;
-
-	sp__perf_attr(cfg, false, &a);
-	a.inherit = 0; /* meaningless for a CPU-wide event */
-	a.inherit_thread = 0;
-	fd = syscall(SYS_perf_event_open, &a, target, cpu, -1, flags);
-	return fd < 0 ? -errno : (int)fd;
-}
-
-/* The fallbacks of sp__perf_open() that apply to CPU-wide events. */
-static int cpu_open(struct sp_recorder *rec, int cpu)
-{
-	struct sp__perf_cfg *cfg = &rec->cfg;
-	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
-	int target = -1, fd;
-
-	if (rec->sys->cgroup_fd >= 0) {
-		target = rec->sys->cgroup_fd;
-		flags |= PERF_FLAG_PID_CGROUP;
-	}
-	fd = cpu_open_once(cfg, target, cpu, flags);
-	if (fd == -EINVAL && cfg->read_lost && !cfg->read_lost_probed) {
-		cfg->read_lost = false; /* kernels before 6.0 */
-		fd = cpu_open_once(cfg, target, cpu, flags);
-		if (fd < 0)
-			cfg->read_lost = true;
-	}
-	if ((fd == -EACCES || fd == -EPERM) && cfg->kernel) {
-		cfg->kernel = false;
-		fd = cpu_open_once(cfg, target, cpu, flags);
-	}
-	if (fd >= 0)
-		cfg->read_lost_probed = true;
-	return fd;
-}
-
-/* One event per CPU, each the owner of that CPU's ring. */
+/* One event per CPU (of the cgroup, if any), each its CPU's ring owner. */
 static int cpus_open(struct sp_recorder *rec)
 {
+	struct sp__perf_target t = { .kind = SP__TARGET_CPU };
 	struct sp__event ev;
 	int slot, fd, err;
 
-	for (slot = 0; slot < rec->ncpus; slot++) {
-		fd = cpu_open(rec, rec->cpus[slot]);
+	if (rec->sys->cgroup_fd >= 0) {
+		t.kind = SP__TARGET_CGROUP;
+		t.cgroup_fd = rec->sys->cgroup_fd;
+	}
+	for (slot = 0; slot < rec->rings.ncpus; slot++) {
+		t.cpu = rec->rings.cpus[slot];
+		fd = sp__perf_open(&rec->cfg, &t);
 		if (fd < 0)
 			return fd;
 		memset(&ev, 0, sizeof(ev));
@@ -153,17 +118,16 @@ static int cpus_open(struct sp_recorder *rec)
 			close(fd);
 			return err;
 		}
-		err = sp__recorder_ring_new(rec, fd, slot);
+		err = sp__rings_map(&rec->rings, &rec->cfg, fd, slot);
 		if (!err)
 			err = sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
 		if (err)
 			return err;
 	}
-	rec->sample_type = sp__perf_sample_type(&rec->cfg);
-	rec->sample_type_fixed = true;
+	sp__rings_fix_type(&rec->rings, &rec->cfg);
 	rec->sum.kernel_enabled = rec->cfg.kernel;
 	/* Now, not on the first kernel frame (the kallsyms scan is slow). */
-	return sp__kmod_open(rec);
+	return sp__kmod_open(&rec->kmod, &rec->procs, rec->cfg.kernel);
 }
 
 static int cpus_enable(struct sp_recorder *rec)
@@ -204,7 +168,7 @@ static int system_start(struct sp_recorder *rec,
 	    ro->size < offsetof(struct sp_recorder_opts, ring_samples) +
 			       sizeof(ro->ring_samples) ||
 	    !ro->ring_samples)
-		rec->ring_samples = SYSTEM_RING_SAMPLES;
+		rec->rings.ring_samples = SYSTEM_RING_SAMPLES;
 	sp__vec_init(&sys->events, sizeof(struct sp__event));
 	sp__vec_init(&sys->ignored, sizeof(int32_t));
 	rec->sys = sys;
@@ -261,8 +225,9 @@ int sp_recorder_open_system_sink(struct sp_sink *sink,
 		sp_sink_free(sink);
 		return err;
 	}
-	return open_finish(sp_recorder_open_sink(sink, opts, out), opts, &o,
-			   cgfd, out);
+	return open_finish(sp__recorder_new(sink, opts, &sp__policy_system,
+					    out),
+			   opts, &o, cgfd, out);
 }
 
 int sp_recorder_open_system(const char *path,
@@ -276,16 +241,27 @@ int sp_recorder_open_system(const char *path,
 	err = !path || !out ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
 	if (err)
 		return err;
-	return open_finish(sp_recorder_open(path, opts, out), opts, &o, cgfd,
-			   out);
+	return open_finish(sp__recorder_open_path(path, opts,
+						  &sp__policy_system, out),
+			   opts, &o, cgfd, out);
 }
 
-int sp__system_collect_lost(struct sp_recorder *rec)
+/* Adds the CPU events' lost deltas to the pending batch. */
+static int collect_lost(struct sp_recorder *rec)
 {
 	return sp__recorder_collect_lost_events(rec, &rec->sys->events);
 }
 
-void sp__system_free(struct sp_recorder *rec)
+/*
+ * Lost records may have hidden a fork that reused a rejected pid, so the
+ * filters judge every pid again on its next sample.
+ */
+static void sweep_begin(struct sp_recorder *rec)
+{
+	rec->sys->ignored.len = 0;
+}
+
+static void system_free(struct sp_recorder *rec)
 {
 	struct sp__system *sys = rec->sys;
 	size_t i;
@@ -311,3 +287,22 @@ void sp__system_free(struct sp_recorder *rec)
 	sp__mem_free(&rec->mem, sys, sizeof(*sys));
 	rec->sys = NULL;
 }
+
+const struct sp__policy sp__policy_system = {
+	.per_process_events = false,
+	.sweep_sampled_only = true,
+	.prune = true,
+	.sample = sp__system_sample,
+	.mmap = sp__system_mmap,
+	.exec = sp__system_exec,
+	.follow_fork = sp__system_follow_fork,
+	.watch = sp__live_watch,
+	.group_gone = sp__live_group_gone,
+	.uncovered = sp__recorder_reconcile,
+	.sweep = sp__recorder_sweep,
+	.sweep_begin = sweep_begin,
+	.collect_lost = collect_lost,
+	/* Disabled CPU events saw no fork/exec/mmap: read /proc again. */
+	.resume = sp__system_scan,
+	.free = system_free,
+};

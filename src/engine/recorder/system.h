@@ -33,12 +33,7 @@ struct sp__system {
 	struct sp__vec ignored; /* int32_t sorted: pids a filter rejected */
 };
 
-/* system.c */
-void sp__system_free(struct sp_recorder *rec);
-/* Adds the CPU events' lost deltas to the pending batch. */
-int sp__system_collect_lost(struct sp_recorder *rec);
-
-/* system_track.c */
+/* system_track.c: the tracking hooks of sp__policy_system (policy.h). */
 /*
  * Tracks every process /proc (or the cgroup) lists now; a tracked one is
  * checked for pid reuse and reconciled with its maps. Called at open and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Discovering untracked descendants of tracked processes (recovery). */
+/* Listing the descendants of a process from /proc (recovery). */
 #ifndef SP_ENGINE_DESCENDANTS_H
 #define SP_ENGINE_DESCENDANTS_H
 
@@ -8,8 +8,6 @@
 
 #include "mem.h"
 #include "vec.h"
-
-struct sp_recorder;
 
 /* At most this many descendants are listed per root (a fork bomb guard). */
 #define SP__DESCENDANTS_MAX 4096
@@ -30,15 +28,5 @@ struct sp__desc {
  */
 int sp__descendants_list(const struct sp__mem *mem, int32_t root,
 			 bool scan_stat, struct sp__vec *out);
-
-/*
- * Children mode: attaches every live descendant of a tracked process
- * that the recorder has no record of (its FORK record was lost). One
- * forked after its parent's events existed inherited them and only gets
- * its process state (modules from /proc); an older one gets events of
- * its own (sp_recorder_attach). Returns 0 or -ENOMEM; other failures of
- * single processes are logged and skipped.
- */
-int sp__recorder_discover(struct sp_recorder *rec);
 
 #endif /* SP_ENGINE_DESCENDANTS_H */

@@ -31,7 +31,7 @@
 
 #include "kernel_module.h"
 #include "logging.h"
-#include "recorder_internal.h"
+#include "process.h"
 
 #define CHUNK (64u << 10)
 
@@ -140,18 +140,17 @@ free_buf:
 	return err;
 }
 
-int sp__kmod_open(struct sp_recorder *rec)
+int sp__kmod_open(struct sp__kmod *k, struct sp__procs *procs, bool kernel)
 {
-	struct sp__kmod *k = &rec->kmod;
 	struct sp_module m;
 	int err;
 
-	if (k->tried || !rec->cfg.kernel)
+	if (k->tried || !kernel)
 		return 0;
 	k->tried = true;
-	err = sp__kmod_read_range(&rec->mem, SP__KALLSYMS, &k->start, &k->end);
+	err = sp__kmod_read_range(procs->mem, SP__KALLSYMS, &k->start, &k->end);
 	if (err) {
-		sp__log(rec->logger, SP_LOG_DEBUG,
+		sp__log(procs->logger, SP_LOG_DEBUG,
 			"no kernel text range from %s (%d): kernel frames "
 			"stay unpinned",
 			SP__KALLSYMS, err);
@@ -165,17 +164,16 @@ int sp__kmod_open(struct sp_recorder *rec)
 	m.is_kernel = 1;
 	m.path = SP__KMOD_PATH;
 	m.path_len = strlen(SP__KMOD_PATH);
-	err = sp_writer_module(rec->writer, &m, &k->id);
+	err = sp_writer_module(procs->writer, &m, &k->id);
 	k->ok = err == 0;
 	return err;
 }
 
-void sp__kmod_frame(struct sp_recorder *rec, uint64_t ip, struct sp_frame *f)
+void sp__kmod_frame(struct sp__kmod *k, struct sp__procs *procs, bool kernel,
+		    uint64_t ip, struct sp_frame *f)
 {
-	struct sp__kmod *k = &rec->kmod;
-
-	if (!k->tried && sp__kmod_open(rec))
-		sp__log(rec->logger, SP_LOG_WARN,
+	if (!k->tried && sp__kmod_open(k, procs, kernel))
+		sp__log(procs->logger, SP_LOG_WARN,
 			"kernel module record not written");
 	f->abs_ip = ip;
 	f->file_relative_ip = ip; /* file offset == start: see above */

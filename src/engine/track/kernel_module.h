@@ -11,7 +11,7 @@
 
 #include "mem.h"
 
-struct sp_recorder;
+struct sp__procs;
 
 /* Name of the module, as perf names the kernel's text mapping. */
 #define SP__KMOD_PATH "[kernel.kallsyms]"
@@ -37,17 +37,18 @@ int sp__kmod_read_range(const struct sp__mem *mem, const char *path,
 			uint64_t *start, uint64_t *end);
 
 /*
- * Registers the kernel text module of @rec (kernel capture on) in the
- * spool, at most once per recorder. An unreadable kallsyms is no error:
- * kernel frames then stay unpinned. Returns 0 or a writer error.
+ * Registers the kernel text module @k in @procs's spool when @kernel
+ * (kernel capture is on), at most once. An unreadable kallsyms is no
+ * error: kernel frames then stay unpinned. Returns 0 or a writer error.
  */
-int sp__kmod_open(struct sp_recorder *rec);
+int sp__kmod_open(struct sp__kmod *k, struct sp__procs *procs, bool kernel);
 
 /*
  * Fills @f as the kernel frame at @ip: pinned to the kernel text module
  * when it covers @ip, unpinned otherwise (module code, BPF, no module).
- * Registers the module first if nobody did yet.
+ * Registers the module first (sp__kmod_open) if nobody did yet.
  */
-void sp__kmod_frame(struct sp_recorder *rec, uint64_t ip, struct sp_frame *f);
+void sp__kmod_frame(struct sp__kmod *k, struct sp__procs *procs, bool kernel,
+		    uint64_t ip, struct sp_frame *f);
 
 #endif /* SP_ENGINE_KERNEL_MODULE_H */

@@ -9,6 +9,7 @@
  * appears, so the first sample through it does not parse ELF.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,31 @@ void sp__process_close_events(struct sp__process *proc, int epfd)
 		close(fd);
 	}
 	proc->events.len = 0;
+}
+
+int sp__process_alive(const struct sp__process *proc)
+{
+	struct pollfd pfd;
+	int n;
+
+	if (proc->state == SP__PROC_EXITED)
+		return 0;
+	if (proc->pidfd < 0) {
+		char st = 0;
+		uint64_t start = 0;
+		int err = sp__proc_stat(proc->pid, 0, &start, &st);
+
+		if (err)
+			return err == -ENOENT || err == -ESRCH ? 0 : err;
+		return start == proc->starttime && st != 'Z' && st != 'X';
+	}
+	pfd.fd = proc->pidfd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	n = poll(&pfd, 1, 0);
+	if (n < 0)
+		return -errno;
+	return n == 0;
 }
 
 static bool desc_is_deleted(const struct sp__map_desc *d)

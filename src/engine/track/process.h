@@ -10,6 +10,7 @@
 #include <stackpulse/writer.h>
 
 #include "mem.h"
+#include "perf_event.h"
 #include "pidtab.h"
 #include "vec.h"
 
@@ -37,13 +38,6 @@ struct sp__module {
 	char *unwind_path; /* where to read the file (map_files for deleted) */
 };
 
-/** struct sp__event is one perf event of a process: one thread, one CPU. */
-struct sp__event {
-	int fd;
-	int32_t tid;
-	uint64_t lost; /* PERF_FORMAT_LOST value at the last read */
-};
-
 /* Python perf support of a process (§1.7), probed once per exec. */
 enum sp__py_support {
 	SP__PY_UNKNOWN = 0,
@@ -69,7 +63,7 @@ struct sp__process {
 	bool py_marked; /* the last tag-6 record of this pid said true */
 	struct sp__vec modules; /* struct sp__module */
 	struct sp__vec maps;	/* struct sp_mapping, sorted by start */
-	struct sp__vec events;	/* struct sp__event */
+	struct sp__vec events;	/* struct sp__event, one per (thread, CPU) */
 	uint64_t last_reconcile_ns;
 	uint64_t attach_ticks; /* boot-time clock ticks when attach began */
 	/*
@@ -207,5 +201,11 @@ int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
 
 /* Removes the process's perf fds from @epfd (if >= 0) and closes them. */
 void sp__process_close_events(struct sp__process *proc, int epfd);
+
+/*
+ * Whether @proc's thread group still lives: its pidfd, or /proc (same
+ * start time, not a zombie) without one. 1 alive, 0 gone, -errno.
+ */
+int sp__process_alive(const struct sp__process *proc);
 
 #endif /* SP_ENGINE_PROCESS_H */
