@@ -47,15 +47,6 @@
 
 #include "symbolizer_internal.h"
 
-/*
- * The spool store keeps the Python-runtime records of a Snapshot or Replay
- * (not of a Tail, whose batches hand them over instead). src/format offers
- * them publicly only through the reader objects, and the symbolizer is
- * given the spool, so the store is read directly: same library, same
- * build, read-only.
- */
-#include "format_internal.h"
-
 /* (dev, ino, size, mtime) of the pid's map file, zeros when absent. */
 static void map_stat(const struct sp_symbolizer *sym, int32_t pid,
 		     uint64_t id[4])
@@ -200,13 +191,17 @@ static int scan_boundaries(struct sp_symbolizer *sym)
 
 int sp__sym_scan_generations(struct sp_symbolizer *sym)
 {
-	const struct sp_python_record *r = sym->spool->python.data;
-	size_t i;
+	const struct sp_python_record *r;
+	size_t i, n;
 
-	/* A Tail's updates report boundaries and markers exactly. */
-	if (!sym->spool->keep_python)
+	/*
+	 * A Snapshot's or Replay's spool keeps its Python-runtime records;
+	 * a Tail's does not, its updates report boundaries and markers
+	 * exactly.
+	 */
+	if (sp_spool_python_records(sym->spool, &r, &n))
 		return 0;
-	for (i = 0; i < sym->spool->python.len; i++) {
+	for (i = 0; i < n; i++) {
 		struct sp__sym_pid *p = sp__sym_pid_state(sym, r[i].pid, true);
 
 		if (!p)
