@@ -58,7 +58,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 		   uint64_t *live)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
 	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
@@ -121,7 +121,7 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	char path[4096];
 
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	struct sp__replay *rp = NULL;
 	double c0 = 0;

@@ -72,7 +72,7 @@ static int record_command(const char *spool, char **argv, int *status)
 		if (err == -EINTR)
 			err = 0;
 		if (err >= 0)
-			err = reaped = sp_launch_wait(launch, true, status);
+			err = reaped = sp_launch_try_wait(launch, status);
 	}
 	finish_err = sp_recorder_finish(rec); /* drains and flushes: always */
 	sp_recorder_close(rec);

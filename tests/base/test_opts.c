@@ -173,11 +173,10 @@ static int call_uring(void *opts)
 	snprintf(path, sizeof(path), "%s/uring.out", tmpdir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(fd >= 0);
-	err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, opts, NULL, &sink);
-	if (err)
-		close(fd);
-	else
+	err = sp_sink_new_uring_fd(fd, opts, &sink); /* keeps no fd */
+	if (!err)
 		sp_sink_free(sink);
+	close(fd);
 	return err;
 }
 
@@ -203,12 +202,14 @@ static int call_unwinder(void *opts)
 
 static int call_system(void *opts)
 {
+	struct sp_recorder_opts ro = { .size = sizeof(ro) };
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 	int err;
 
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
-	err = sp_recorder_open_system_sink(sink, NULL, opts, &rec);
+	ro.system = opts;
+	err = sp_recorder_open_sink(sink, &ro, &rec);
 	if (!err)
 		sp_recorder_close(rec);
 	return err;
@@ -284,20 +285,20 @@ static void test_reader(void)
 static void test_uring(void)
 {
 	union opts_buf u = { 0 };
-	struct sp_sink_uring_opts *o = (struct sp_sink_uring_opts *)u.b;
+	struct sp_sink_opts *o = (struct sp_sink_opts *)u.b;
 	const struct probe p = {
-		.name = "sink_uring",
+		.name = "sink (uring)",
 		.full = sizeof(*o),
-		.prev = offsetof(struct sp_sink_uring_opts, buf_size),
-		.cut = offsetof(struct sp_sink_uring_opts, logger) + 4,
+		.prev = offsetof(struct sp_sink_opts, uring_buf_size),
+		.cut = offsetof(struct sp_sink_opts, logger) + 4,
 		.ok = 0,
 		.call = call_uring,
 	};
 
 	probe_sizes(&p, u.b);
 	/* A field boundary that no version ends at: still refused. */
-	expect(&p, o, offsetof(struct sp_sink_uring_opts, buf_count), -EINVAL);
-	o->buf_size = SIZE_MAX;
+	expect(&p, o, offsetof(struct sp_sink_opts, uring_buf_count), -EINVAL);
+	o->uring_buf_size = SIZE_MAX;
 	expect(&p, o, p.prev, 0);
 	expect(&p, o, p.full, -EINVAL);
 }
@@ -448,6 +449,42 @@ static void test_pipeline_stats(void)
 	sp_recorder_close(rec);
 }
 
+/* The recording summary is sized the same way (it had no size once). */
+static void test_summary(void)
+{
+	union {
+		unsigned char b[512]; /* the summary is larger than opts_buf */
+		max_align_t align;
+	} u;
+	struct sp_recording_summary *sum = (struct sp_recording_summary *)u.b;
+	struct sp_recorder *rec;
+	struct sp_sink *sink;
+	size_t full = sizeof(*sum), i;
+
+	CHECK(full + TAIL <= sizeof(u.b));
+	CHECK_OK(sp_sink_new_memory(NULL, &sink));
+	CHECK_OK(sp_recorder_open_sink(sink, NULL, &rec));
+	memset(u.b, 0xAA, sizeof(u.b));
+	set_size(sum, 12);
+	CHECK_EQ_INT(sp_recorder_summary(rec, sum), -EINVAL);
+	set_size(sum, 0);
+	CHECK_EQ_INT(sp_recorder_summary(rec, sum), -EINVAL);
+	CHECK_EQ(u.b[8], 0xAA); /* nothing written */
+	set_size(sum, 16);	/* size and sample_events only */
+	CHECK_OK(sp_recorder_summary(rec, sum));
+	CHECK(sum->sample_events == 0 && u.b[16] == 0xAA);
+	set_size(sum, full + TAIL);
+	CHECK_OK(sp_recorder_summary(rec, sum));
+	CHECK_EQ(sum->size, full + TAIL);
+	CHECK_EQ(sum->samples, 0);
+	CHECK_EQ(sum->fallbacks[SP_FALLBACK_COUNT - 1], 0);
+	for (i = full; i < full + TAIL; i++)
+		CHECK_EQ(u.b[i], 0xAA); /* a newer caller's fields: untouched */
+	CHECK_EQ_INT(sp_recorder_summary(NULL, sum), -EINVAL);
+	CHECK_EQ_INT(sp_recorder_summary(rec, NULL), -EINVAL);
+	sp_recorder_close(rec);
+}
+
 int main(void)
 {
 	char path[96];
@@ -463,6 +500,7 @@ int main(void)
 	test_recorder();
 	test_export();
 	test_pipeline_stats();
+	test_summary();
 	sp_snapshot_close(spool_snap);
 	free(spool_data);
 	snprintf(path, sizeof(path), "%s/uring.out", tmpdir);

@@ -60,7 +60,7 @@ static int task_count(const char *name)
 static uint64_t capture(struct sp__vec *fix)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
 	pid_t a = eng_spawn_workload(WL_THREADS_PATH, "30"),
@@ -98,7 +98,7 @@ static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
 		       char *out_path, size_t out_len)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	struct sp__replay *rp;
 	uint64_t fed = 0;

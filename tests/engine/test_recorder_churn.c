@@ -12,6 +12,7 @@
  * Re-attach: the same live process attached twice is SP_ALREADY_ATTACHED
  * and opens nothing new.
  */
+#include <stackpulse/launch.h>
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
@@ -74,7 +75,7 @@ static void test_exec_storm(void)
 	eng_skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l)); /* closes the launch's two pipes */
-	while (sp_launch_wait(l, true, &status) == 0)
+	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	settle(rec);

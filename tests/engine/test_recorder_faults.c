@@ -167,7 +167,7 @@ static void test_enospc(void)
 static int refused_run(void)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 	pid_t pid;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stackpulse/launch.h>
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
@@ -76,7 +77,7 @@ static double record(struct sp_recorder *rec, struct orphan_run *run)
 	     i++) {
 		CHECK_OK(sp_recorder_poll(rec, 100, NULL));
 		if (!reaped)
-			reaped = sp_launch_wait(launch, true, &status);
+			reaped = sp_launch_try_wait(launch, &status);
 		CHECK(reaped >= 0);
 		cpu = child_cpu(run);
 	}

@@ -187,7 +187,8 @@ def writer_spool(lib, seed, nsamples, zstd, chunk):
     assert lib.sp_sink_new_memory(None, ctypes.byref(mem)) == 0
     sink = vp(mem.value)
     if zstd:
-        assert lib.sp_sink_new_zstd(mem, 3, None, ctypes.byref(sink)) == 0
+        # NULL options: the default level, 3.
+        assert lib.sp_sink_new_zstd(mem, None, ctypes.byref(sink)) == 0
     opts = WriterOpts(ctypes.sizeof(WriterOpts), None, 1700000000000000,
                       1000, chunk, 0)
     assert lib.sp_writer_new(sink, ctypes.byref(opts), ctypes.byref(w)) == 0
@@ -248,8 +249,8 @@ def writer_seeds(libpath):
     lib.sp_writer_module.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.sp_writer_finish.argtypes = [ctypes.c_void_p]
     lib.sp_writer_free.argtypes = [ctypes.c_void_p]
-    lib.sp_sink_new_zstd.argtypes = [ctypes.c_void_p, ctypes.c_int,
-                                     ctypes.c_void_p, ctypes.c_void_p]
+    lib.sp_sink_new_zstd.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_void_p]
     lib.sp_writer_new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.sp_sink_memory_data.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                         ctypes.c_void_p]

@@ -155,7 +155,7 @@ int spulse_cmd_export(int argc, char **argv)
 	if (a.out)
 		err = sp_sink_open_file(a.out, NULL, &sink);
 	else
-		err = sp_sink_new_fd(STDOUT_FILENO, 0, NULL, &sink);
+		err = sp_sink_new_fd(STDOUT_FILENO, NULL, &sink);
 	if (err < 0) {
 		spulse_report_error(a.out ? a.out : "<stdout>", err, NULL);
 		return SPULSE_EXIT_DATA;

@@ -12,7 +12,7 @@
  * -EINTR), or --duration. A command still running then (signal or
  * duration) gets SIGTERM, like perf record does, and is reaped.
  *
- * `-a` records the whole machine instead (sp_recorder_open_system): every
+ * `-a` records the whole machine instead (a system-mode recorder): every
  * process, or those that pass --pid / --comm / --cgroup. It ends on a
  * signal or after --duration, or when a command given after -- exits (the
  * command then runs unattached: the CPU events already see it).
@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <stackpulse/launch.h>
 
 #include "spulse.h"
 
@@ -385,7 +387,7 @@ static int attach_pids(struct record_state *st, const struct record_opts *o)
 /* The live line: "spulse record: 12345 samples, 999/s, 0 lost". */
 static void show_progress(struct record_state *st, uint64_t now)
 {
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	double dt = (double)(now - st->last_progress_ns) * 1e-9;
 
 	sp_recorder_summary(st->rec, &sum);
@@ -405,7 +407,7 @@ static bool targets_done(struct record_state *st)
 {
 	if (st->launch) {
 		if (!st->cmd_done &&
-		    sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+		    sp_launch_try_wait(st->launch, &st->cmd_status) == 1)
 			st->cmd_done = true;
 		return st->cmd_done;
 	}
@@ -446,9 +448,9 @@ static void reap_command(struct record_state *st)
 {
 	if (!st->launch || st->cmd_done)
 		return;
-	if (sp_launch_wait(st->launch, true, &st->cmd_status) != 1) {
+	if (sp_launch_try_wait(st->launch, &st->cmd_status) != 1) {
 		kill(sp_launch_pid(st->launch), SIGTERM);
-		if (sp_launch_wait(st->launch, false, &st->cmd_status) != 1)
+		if (sp_launch_wait(st->launch, &st->cmd_status) != 1)
 			return;
 	}
 	st->cmd_done = true;
@@ -479,7 +481,7 @@ static void print_summary(const struct record_state *st, const char *out)
 		"return_address_null", "moved_backwards",
 		"integer_overflow",    "user_registers_missing"
 	};
-	struct sp_recording_summary s;
+	struct sp_recording_summary s = { .size = sizeof(s) };
 
 	sp_recorder_summary(st->rec, &s);
 	fprintf(stderr,
@@ -514,6 +516,7 @@ static int exit_status(const struct record_state *st)
 static int open_system(struct record_state *st, const struct record_opts *o)
 {
 	struct sp_system_opts so = { .size = sizeof(so) };
+	struct sp_recorder_opts ro;
 	const char *comms[MAX_COMMS];
 	int i;
 
@@ -531,7 +534,9 @@ static int open_system(struct record_state *st, const struct record_opts *o)
 		record_error("no such cgroup", o->cgroup, -errno);
 		return 1;
 	}
-	return sp_recorder_open_system(o->out, &o->rec, &so, &st->rec);
+	ro = o->rec;
+	ro.system = &so;
+	return sp_recorder_open(o->out, &ro, &st->rec);
 }
 
 static int start_targets(struct record_state *st, const struct record_opts *o)

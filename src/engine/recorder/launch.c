@@ -13,11 +13,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <stackpulse/recorder.h>
+#include <stackpulse/launch.h>
 
 #include "mem.h"
 
@@ -134,7 +135,8 @@ int sp_launch_resume(struct sp_launch *l)
 	return n < 0 ? -errno : 0;
 }
 
-int sp_launch_wait(struct sp_launch *l, bool nohang, int *status)
+/* Reaps the child (@flags: 0 or WNOHANG). 1 reaped, 0 running, -errno. */
+static int reap(struct sp_launch *l, int flags, int *status)
 {
 	pid_t r;
 
@@ -142,7 +144,7 @@ int sp_launch_wait(struct sp_launch *l, bool nohang, int *status)
 		return -EINVAL;
 	if (!l->reaped) {
 		do
-			r = waitpid(l->pid, &l->status, nohang ? WNOHANG : 0);
+			r = waitpid(l->pid, &l->status, flags);
 		while (r < 0 && errno == EINTR);
 		if (r < 0)
 			return -errno;
@@ -155,6 +157,16 @@ int sp_launch_wait(struct sp_launch *l, bool nohang, int *status)
 	return 1;
 }
 
+int sp_launch_wait(struct sp_launch *l, int *status)
+{
+	return reap(l, 0, status);
+}
+
+int sp_launch_try_wait(struct sp_launch *l, int *status)
+{
+	return reap(l, WNOHANG, status);
+}
+
 void sp_launch_free(struct sp_launch *l)
 {
 	struct sp__mem mem;
@@ -163,7 +175,7 @@ void sp_launch_free(struct sp_launch *l)
 		return;
 	if (!l->resumed) {
 		kill(l->pid, SIGKILL);
-		sp_launch_wait(l, false, NULL);
+		reap(l, 0, NULL);
 	}
 	if (l->gate_fd >= 0)
 		close(l->gate_fd);

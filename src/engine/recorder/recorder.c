@@ -21,6 +21,7 @@
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "system.h"
 
 static int opts_check(const struct sp_recorder_opts *o)
 {
@@ -107,7 +108,10 @@ static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
 	int err;
 
 	if (o->flags & SP_RECORDER_ZSTD) {
-		err = sp_sink_new_zstd(sink, 0, o->allocator, &sink);
+		struct sp_sink_opts so = { .size = sizeof(so) };
+
+		so.allocator = o->allocator;
+		err = sp_sink_new_zstd(sink, &so, &sink);
 		if (err)
 			return err;
 	}
@@ -149,57 +153,45 @@ static int pipeline_new(struct sp_recorder *rec, unsigned workers)
 				   SP__EP_WAKE);
 }
 
-int sp__recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *opts,
-		     const struct sp__policy *policy, struct sp_recorder **out)
+/* A recorder for checked options @o writing into @sink (owned). */
+static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
+			struct sp_recorder **out)
 {
-	struct sp_recorder_opts o;
 	struct sp__mem mem;
 	struct sp_recorder *rec;
 	int err;
 
-	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
-	o.size = sizeof(o);
-	if (!out || !sink || err || (err = opts_check(&o))) {
-		sp_sink_free(sink);
-		return !out || !sink ? -EINVAL : err;
-	}
-	sp__mem_init(&mem, o.allocator);
+	sp__mem_init(&mem, o->allocator);
 	rec = sp__mem_calloc(&mem, 1, sizeof(*rec));
 	if (!rec) {
 		sp_sink_free(sink);
 		return -ENOMEM;
 	}
 	rec->mem = mem;
-	rec->logger = o.logger;
+	rec->logger = o->logger;
 	rec->epfd = -1;
 	rec->enabled = true;
-	rec->policy = rec->own_policy = policy;
+	rec->policy = rec->own_policy = o->system ? &sp__policy_system :
+						    &sp__policy_process;
 	err = sp__rings_init(&rec->rings, &rec->mem, rec->logger);
 	if (!err)
-		err = cfg_init(rec, &o);
+		err = cfg_init(rec, o);
 	if (err)
 		sp_sink_free(sink);
 	else
-		err = writer_new(rec, sink, &o);
+		err = writer_new(rec, sink, o);
 	if (!err)
-		err = parts_new(rec, &o);
+		err = parts_new(rec, o);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
 	if (!err)
-		err = pipeline_new(rec, worker_count(o.threads));
+		err = pipeline_new(rec, worker_count(o->threads));
 	if (err) {
 		sp_recorder_close(rec);
 		return err;
 	}
 	*out = rec;
 	return 0;
-}
-
-int sp_recorder_open_sink(struct sp_sink *sink,
-			  const struct sp_recorder_opts *opts,
-			  struct sp_recorder **out)
-{
-	return sp__recorder_new(sink, opts, &sp__policy_process, out);
 }
 
 /*
@@ -211,51 +203,103 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
 			   struct sp_sink **out)
 {
-	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
+	struct sp_sink_opts so = { .size = sizeof(so) };
 
+	so.allocator = o->allocator;
 	if (!worker_count(o->threads))
-		return sp_sink_open_file(path, o->allocator, out);
-	uo.logger = o->logger;
-	uo.flags = SP_SINK_URING_DATASYNC;
-	return sp_sink_open_uring(path, &uo, o->allocator, out);
+		return sp_sink_open_file(path, &so, out);
+	so.logger = o->logger;
+	so.flags = SP_SINK_URING_DATASYNC;
+	return sp_sink_open_uring(path, &so, out);
 }
 
-int sp__recorder_open_path(const char *path,
-			   const struct sp_recorder_opts *opts,
-			   const struct sp__policy *policy,
-			   struct sp_recorder **out)
+/* The recorder writing to a new spool file at @path. */
+static int recorder_open_path(const char *path,
+			      const struct sp_recorder_opts *o,
+			      struct sp_recorder **out)
 {
-	struct sp_recorder_opts o;
 	struct sp_sink *sink;
+	size_t len = strlen(path) + 1;
 	int err;
 
-	if (!path || !out)
-		return -EINVAL;
-	/* Loaded here too, so bad options never create (truncate) @path. */
-	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
+	err = spool_sink_open(path, o, &sink);
+	if (!err)
+		err = recorder_new(sink, o, out);
 	if (err)
 		return err;
-	o.size = sizeof(o);
-	err = spool_sink_open(path, &o, &sink);
-	if (err)
-		return err;
-	err = sp__recorder_new(sink, &o, policy, out);
-	if (err)
-		return err;
-	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);
+	(*out)->path = sp__mem_alloc(&(*out)->mem, len);
 	if (!(*out)->path) {
 		sp_recorder_close(*out);
 		*out = NULL;
 		return -ENOMEM;
 	}
-	memcpy((*out)->path, path, strlen(path) + 1);
+	memcpy((*out)->path, path, len);
 	return 0;
+}
+
+/*
+ * Both constructors: a file at @path, or @sink (owned, freed on every
+ * failure). Everything that can be refused is checked first (options,
+ * the rate, system-mode filters, the cgroup), so bad options never
+ * create or truncate @path.
+ */
+static int recorder_open(const char *path, struct sp_sink *sink,
+			 const struct sp_recorder_opts *opts,
+			 struct sp_recorder **out)
+{
+	struct sp_recorder_opts o;
+	struct sp_system_opts so;
+	uint32_t hz;
+	int cgfd = -1, err;
+
+	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
+	o.size = sizeof(o);
+	if (!err)
+		err = opts_check(&o);
+	if (!err)
+		err = rate_resolve(o.sample_hz, &hz);
+	if (!err && o.system)
+		err = sp__system_prepare(o.system, &so, &cgfd);
+	if (err) {
+		sp_sink_free(sink);
+		return err;
+	}
+	if (path)
+		err = recorder_open_path(path, &o, out);
+	else
+		err = recorder_new(sink, &o, out);
+	if (err) {
+		if (cgfd >= 0)
+			close(cgfd);
+		return err;
+	}
+	if (!o.system)
+		return 0;
+	err = sp__system_start(*out, &o, &so, cgfd); /* owns @cgfd */
+	if (err) {
+		sp_recorder_close(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		     struct sp_recorder **out)
 {
-	return sp__recorder_open_path(path, opts, &sp__policy_process, out);
+	if (!path || !out)
+		return -EINVAL;
+	return recorder_open(path, NULL, opts, out);
+}
+
+int sp_recorder_open_sink(struct sp_sink *sink,
+			  const struct sp_recorder_opts *opts,
+			  struct sp_recorder **out)
+{
+	if (!sink || !out) {
+		sp_sink_free(sink);
+		return -EINVAL;
+	}
+	return recorder_open(NULL, sink, opts, out);
 }
 
 int sp_recorder_enable(struct sp_recorder *rec)
@@ -343,24 +387,29 @@ int sp_recorder_active_process_count(struct sp_recorder *rec)
 	return n;
 }
 
-void sp_recorder_summary(const struct sp_recorder *rec,
-			 struct sp_recording_summary *out)
+int sp_recorder_summary(const struct sp_recorder *rec,
+			struct sp_recording_summary *out)
 {
 	const struct sp__pipeline *p;
+	struct sp_recording_summary s;
+	size_t size, i;
 
-	if (!rec || !out)
-		return;
-	*out = rec->sum;
-	out->minimum_ring_buffer_bytes = rec->rings.min_bytes;
-	out->maximum_ring_buffer_bytes = rec->rings.max_bytes;
+	/* An output struct's size follows the input rule (src/base/opts.h). */
+	if (!rec || !out || !sp__opts_size_ok(out->size))
+		return -EINVAL;
+	size = out->size < sizeof(s) ? out->size : sizeof(s);
+	s = rec->sum;
+	s.minimum_ring_buffer_bytes = rec->rings.min_bytes;
+	s.maximum_ring_buffer_bytes = rec->rings.max_bytes;
 	p = rec->pipe;
-	if (!p)
-		return;			   /* a recorder that failed to open */
-	out->sample_events += p->unusable; /* seen, but unusable */
-	out->lost_events += p->dropped;
-	for (size_t i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
-		out->errors[i] += p->ustats.errors[i];
-	memcpy(out->fallbacks, p->ustats.fallbacks, sizeof(out->fallbacks));
+	s.sample_events += p->unusable; /* seen, but unusable */
+	s.lost_events += p->dropped;
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		s.errors[i] += p->ustats.errors[i];
+	memcpy(s.fallbacks, p->ustats.fallbacks, sizeof(s.fallbacks));
+	s.size = out->size; /* a caller's older, smaller struct: its part */
+	memcpy(out, &s, size);
+	return 0;
 }
 
 int sp_recorder_pipeline_stats(const struct sp_recorder *rec,

@@ -82,17 +82,6 @@ struct sp_recorder {
 };
 
 /* recorder.c */
-/*
- * Opens a recorder writing into @sink (owned, freed on failure) for
- * @policy; the caller's part of opening (system.c: CPU events) follows.
- */
-int sp__recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
-		     const struct sp__policy *policy, struct sp_recorder **out);
-/* The same into a spool file created (truncated) at @path. */
-int sp__recorder_open_path(const char *path,
-			   const struct sp_recorder_opts *opts,
-			   const struct sp__policy *policy,
-			   struct sp_recorder **out);
 /* The clock records are ordered by (a harness's, or CLOCK_MONOTONIC). */
 const struct sp__clock *sp__recorder_clock(const struct sp_recorder *rec);
 

@@ -8,11 +8,10 @@
  * PERF_FLAG_PID_CGROUP), each mapped as that CPU's ring. A CPU-wide event
  * sees every task that runs there, so no process needs events of its own
  * and nothing is ever stopped. The system options are checked, and the
- * cgroup opened, before the spool file is created, so a bad cgroup path
- * does not truncate an existing file.
+ * cgroup opened, before the spool file is created (recorder.c), so a bad
+ * cgroup path does not truncate an existing file.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -42,9 +41,8 @@ static int sysopts_check(const struct sp_system_opts *o)
 	return o->cgroup_path && !o->cgroup_path[0] ? -EINVAL : 0;
 }
 
-/* Copies @in (NULL = defaults) into @o and opens its cgroup (*@cgfd). */
-static int sysopts_load(const struct sp_system_opts *in,
-			struct sp_system_opts *o, int *cgfd)
+int sp__system_prepare(const struct sp_system_opts *in,
+		       struct sp_system_opts *o, int *cgfd)
 {
 	int err;
 
@@ -148,10 +146,8 @@ static int cpus_enable(struct sp_recorder *rec)
  */
 #define SYSTEM_RING_SAMPLES 512
 
-/* Turns a fresh recorder into a system-mode one; owns @cgfd. */
-static int system_start(struct sp_recorder *rec,
-			const struct sp_recorder_opts *ro,
-			const struct sp_system_opts *o, int cgfd)
+int sp__system_start(struct sp_recorder *rec, const struct sp_recorder_opts *ro,
+		     const struct sp_system_opts *o, int cgfd)
 {
 	struct sp__system *sys = sp__mem_calloc(&rec->mem, 1, sizeof(*sys));
 	int err;
@@ -164,10 +160,7 @@ static int system_start(struct sp_recorder *rec,
 	sys->cgroup_fd = cgfd;
 	sys->flags = o->flags;
 	sys->self = (int32_t)getpid();
-	if (!ro ||
-	    ro->size < offsetof(struct sp_recorder_opts, ring_samples) +
-			       sizeof(ro->ring_samples) ||
-	    !ro->ring_samples)
+	if (!ro->ring_samples)
 		rec->rings.ring_samples = SYSTEM_RING_SAMPLES;
 	sp__vec_init(&sys->events, sizeof(struct sp__event));
 	sp__vec_init(&sys->ignored, sizeof(int32_t));
@@ -188,62 +181,6 @@ static int system_start(struct sp_recorder *rec,
 	if (!err && rec->enabled)
 		err = cpus_enable(rec);
 	return err;
-}
-
-/*
- * The common tail of both opens: @err is the recorder open's result; on
- * success the system part starts, on any failure the cgroup fd and the
- * recorder are released.
- */
-static int open_finish(int err, const struct sp_recorder_opts *opts,
-		       const struct sp_system_opts *o, int cgfd,
-		       struct sp_recorder **out)
-{
-	if (err) {
-		if (cgfd >= 0)
-			close(cgfd);
-		return err;
-	}
-	err = system_start(*out, opts, o, cgfd);
-	if (err) {
-		sp_recorder_close(*out);
-		*out = NULL;
-	}
-	return err;
-}
-
-int sp_recorder_open_system_sink(struct sp_sink *sink,
-				 const struct sp_recorder_opts *opts,
-				 const struct sp_system_opts *sysopts,
-				 struct sp_recorder **out)
-{
-	struct sp_system_opts o;
-	int cgfd = -1, err;
-
-	err = !out || !sink ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
-	if (err) {
-		sp_sink_free(sink);
-		return err;
-	}
-	return open_finish(sp__recorder_new(sink, opts, &sp__policy_system,
-					    out),
-			   opts, &o, cgfd, out);
-}
-
-int sp_recorder_open_system(const char *path,
-			    const struct sp_recorder_opts *opts,
-			    const struct sp_system_opts *sysopts,
-			    struct sp_recorder **out)
-{
-	struct sp_system_opts o;
-	int cgfd = -1, err;
-
-	err = !path || !out ? -EINVAL : sysopts_load(sysopts, &o, &cgfd);
-	if (err)
-		return err;
-	return open_finish(sp__recorder_open_path(path, opts,
-						  &sp__policy_system, out),
-			   opts, &o, cgfd, out);
 }
 
 /* Adds the CPU events' lost deltas to the pending batch. */

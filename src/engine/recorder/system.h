@@ -33,6 +33,22 @@ struct sp__system {
 	struct sp__vec ignored; /* int32_t sorted: pids a filter rejected */
 };
 
+/* system.c */
+/*
+ * Checks system options @in and opens their cgroup (*@cgfd, -1 for none)
+ * before anything else of an open is done, so they can refuse it.
+ * Copies @in into @o. Returns 0, -EINVAL, -ENOENT, -errno.
+ */
+int sp__system_prepare(const struct sp_system_opts *in,
+		       struct sp_system_opts *o, int *cgfd);
+/*
+ * Turns a fresh recorder (opened with sp__policy_system) into a running
+ * system-mode one: filters, one event per CPU, the /proc scan. Owns
+ * @cgfd. On failure the caller closes @rec.
+ */
+int sp__system_start(struct sp_recorder *rec, const struct sp_recorder_opts *ro,
+		     const struct sp_system_opts *o, int cgfd);
+
 /* system_track.c: the tracking hooks of sp__policy_system (policy.h). */
 /*
  * Tracks every process /proc (or the cgroup) lists now; a tracked one is
