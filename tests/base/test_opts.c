@@ -420,68 +420,66 @@ static void test_export(void)
 	expect(&p, o, p.full, -EINVAL);
 }
 
-/* An output struct: the caller's size follows the same rule. */
-static void test_pipeline_stats(void)
-{
-	union opts_buf u;
-	struct sp_pipeline_stats *st = (struct sp_pipeline_stats *)u.b;
-	struct sp_recorder *rec;
-	struct sp_sink *sink;
-	size_t full = sizeof(*st), i;
+/* Fills a sized output struct of @rec (the function under test). */
+typedef int (*fill_fn)(struct sp_recorder *rec, void *out);
 
-	CHECK_OK(sp_sink_new_memory(NULL, &sink));
-	CHECK_OK(sp_recorder_open_sink(sink, NULL, &rec));
-	memset(u.b, 0xAA, sizeof(u.b));
-	set_size(st, 12);
-	CHECK_EQ_INT(sp_recorder_pipeline_stats(rec, st), -EINVAL);
-	set_size(st, 4);
-	CHECK_EQ_INT(sp_recorder_pipeline_stats(rec, st), -EINVAL);
-	CHECK_EQ(u.b[8], 0xAA); /* nothing written */
-	set_size(st, 16);
-	CHECK_OK(sp_recorder_pipeline_stats(rec, st));
-	CHECK(st->readers == 0 && st->workers == 0 && u.b[16] == 0xAA);
-	set_size(st, full + TAIL);
-	CHECK_OK(sp_recorder_pipeline_stats(rec, st));
-	CHECK_EQ(st->size, full + TAIL);
-	CHECK_EQ(st->jobs, 0);
+/*
+ * An output struct: the caller's size follows the same rule. @buf holds
+ * at least @full + TAIL bytes; after the checks it holds a full fill.
+ */
+static void check_output_sizes(fill_fn fill, size_t full, unsigned char *buf,
+			       struct sp_recorder *rec)
+{
+	size_t i;
+
+	memset(buf, 0xAA, full + TAIL);
+	set_size(buf, 12);
+	CHECK_EQ_INT(fill(rec, buf), -EINVAL);
+	set_size(buf, 4);
+	CHECK_EQ_INT(fill(rec, buf), -EINVAL);
+	CHECK_EQ(buf[8], 0xAA); /* nothing written */
+	set_size(buf, 16);
+	CHECK_OK(fill(rec, buf));
+	CHECK(buf[16] == 0xAA);
+	set_size(buf, full + TAIL);
+	CHECK_OK(fill(rec, buf));
+	CHECK_EQ(((struct sp_pipeline_stats *)(void *)buf)->size, full + TAIL);
 	for (i = full; i < full + TAIL; i++)
-		CHECK_EQ(u.b[i], 0xAA); /* a newer caller's fields: untouched */
-	sp_recorder_close(rec);
+		CHECK_EQ(buf[i], 0xAA); /* a newer caller's fields: untouched */
+	CHECK_EQ_INT(fill(NULL, buf), -EINVAL);
+	CHECK_EQ_INT(fill(rec, NULL), -EINVAL);
 }
 
-/* The recording summary is sized the same way (it had no size once). */
-static void test_summary(void)
+static int fill_pipeline_stats(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_pipeline_stats(rec, out);
+}
+
+static int fill_summary(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_summary(rec, out);
+}
+
+static void test_output_structs(void)
 {
 	union {
 		unsigned char b[512]; /* the summary is larger than opts_buf */
 		max_align_t align;
 	} u;
-	struct sp_recording_summary *sum = (struct sp_recording_summary *)u.b;
+	const struct sp_pipeline_stats *st = (const void *)u.b;
+	const struct sp_recording_summary *sum = (const void *)u.b;
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
-	size_t full = sizeof(*sum), i;
 
-	CHECK(full + TAIL <= sizeof(u.b));
+	CHECK(sizeof(*sum) + TAIL <= sizeof(u.b));
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
 	CHECK_OK(sp_recorder_open_sink(sink, NULL, &rec));
-	memset(u.b, 0xAA, sizeof(u.b));
-	set_size(sum, 12);
-	CHECK_EQ_INT(sp_recorder_summary(rec, sum), -EINVAL);
-	set_size(sum, 0);
-	CHECK_EQ_INT(sp_recorder_summary(rec, sum), -EINVAL);
-	CHECK_EQ(u.b[8], 0xAA); /* nothing written */
-	set_size(sum, 16);	/* size and sample_events only */
-	CHECK_OK(sp_recorder_summary(rec, sum));
-	CHECK(sum->sample_events == 0 && u.b[16] == 0xAA);
-	set_size(sum, full + TAIL);
-	CHECK_OK(sp_recorder_summary(rec, sum));
-	CHECK_EQ(sum->size, full + TAIL);
-	CHECK_EQ(sum->samples, 0);
+	check_output_sizes(fill_pipeline_stats, sizeof(*st), u.b, rec);
+	CHECK(st->readers == 0 && st->workers == 0 && st->jobs == 0);
+	/* The recording summary is sized the same way (it had no size once). */
+	check_output_sizes(fill_summary, sizeof(*sum), u.b, rec);
+	CHECK(sum->sample_events == 0 && sum->samples == 0);
 	CHECK_EQ(sum->fallbacks[SP_FALLBACK_COUNT - 1], 0);
-	for (i = full; i < full + TAIL; i++)
-		CHECK_EQ(u.b[i], 0xAA); /* a newer caller's fields: untouched */
-	CHECK_EQ_INT(sp_recorder_summary(NULL, sum), -EINVAL);
-	CHECK_EQ_INT(sp_recorder_summary(rec, NULL), -EINVAL);
 	sp_recorder_close(rec);
 }
 
@@ -499,8 +497,7 @@ int main(void)
 	test_system();
 	test_recorder();
 	test_export();
-	test_pipeline_stats();
-	test_summary();
+	test_output_structs();
 	sp_snapshot_close(spool_snap);
 	free(spool_data);
 	snprintf(path, sizeof(path), "%s/uring.out", tmpdir);

@@ -392,13 +392,12 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 {
 	const struct sp__pipeline *p;
 	struct sp_recording_summary s;
-	size_t size, i;
+	size_t i;
 
-	/* An output struct's size follows the input rule (src/base/opts.h). */
-	if (!rec || !out || !sp__opts_size_ok(out->size))
+	if (!rec)
 		return -EINVAL;
-	size = out->size < sizeof(s) ? out->size : sizeof(s);
 	s = rec->sum;
+	s.size = sizeof(s);
 	s.minimum_ring_buffer_bytes = rec->rings.min_bytes;
 	s.maximum_ring_buffer_bytes = rec->rings.max_bytes;
 	p = rec->pipe;
@@ -407,26 +406,20 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
 		s.errors[i] += p->ustats.errors[i];
 	memcpy(s.fallbacks, p->ustats.fallbacks, sizeof(s.fallbacks));
-	s.size = out->size; /* a caller's older, smaller struct: its part */
-	memcpy(out, &s, size);
-	return 0;
+	return sp__opts_store(out, &s, sizeof(s));
 }
 
 int sp_recorder_pipeline_stats(const struct sp_recorder *rec,
 			       struct sp_pipeline_stats *out)
 {
 	struct sp_pipeline_stats st;
-	size_t size;
 
-	/* An output struct's size follows the input rule (src/base/opts.h). */
-	if (!rec || !out || !sp__opts_size_ok(out->size))
+	if (!rec)
 		return -EINVAL;
-	size = out->size < sizeof(st) ? out->size : sizeof(st);
 	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
 	sp__pipeline_stats(rec->pipe, &st);
-	st.size = out->size; /* a caller's older, smaller struct: its part */
-	memcpy(out, &st, size);
-	return 0;
+	return sp__opts_store(out, &st, sizeof(st));
 }
 
 const struct sp__clock *sp__recorder_clock(const struct sp_recorder *rec)
