@@ -13,8 +13,11 @@
  * feeds records as fast as the pipeline takes them.
  *
  *   bench_pipeline [--seconds S] [--hz HZ] [--reps N] [--quick]
- *                  [--kernel] [--save-fixture FILE] [--fixture FILE]
- *                  [--keep-spools DIR]
+ *                  [--inline-only] [--kernel] [--save-fixture FILE]
+ *                  [--fixture FILE] [--keep-spools DIR]
+ *
+ * --inline-only replays in inline mode only (one thread, so callgrind
+ * counts every instruction of the pipeline deterministically).
  *
  * --kernel records (and replays) with kernel callchains.
  *
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
 	double seconds = 3.0;
 	uint32_t hz = 10000;
 	uint64_t live = 0;
-	int reps = 3, i, m, err;
+	int reps = 3, nmodes = 4, i, m, err;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -243,6 +246,8 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--quick"))
 			seconds = 0.5, reps = 1;
+		else if (!strcmp(argv[i], "--inline-only"))
+			nmodes = 1;
 		else if (!strcmp(argv[i], "--kernel"))
 			rec_flags |= SP_RECORDER_KERNEL;
 		else if (!strcmp(argv[i], "--save-fixture") && i + 1 < argc)
@@ -254,7 +259,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [--seconds S] [--hz HZ] "
-				"[--reps N] [--quick] [--kernel] "
+				"[--reps N] [--quick] [--inline-only] [--kernel] "
 				"[--save-fixture FILE] [--fixture FILE] "
 				"[--keep-spools DIR]\n",
 				argv[0]);
@@ -285,7 +290,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "fixture: %zu bytes, %llu live samples\n", fix.len,
 		(unsigned long long)live);
-	for (m = 0; m < 4; m++) {
+	for (m = 0; m < nmodes; m++) {
 		best[m].wall = 1e30;
 		for (i = 0; i < reps; i++) {
 			err = replay_once(&fix, modes[m], keep, &r);

@@ -183,10 +183,12 @@ static bool never_gone(struct sp_recorder *rec, struct sp__process *p)
 	return false;
 }
 
-static int no_reconcile(struct sp_recorder *rec, struct sp__process *p)
+static int no_reconcile(struct sp_recorder *rec, struct sp__process *p,
+			uint64_t pc)
 {
 	(void)rec;
 	(void)p;
+	(void)pc;
 	return 0;
 }
 
@@ -339,7 +341,7 @@ static int replay_attach(struct sp__replay *rp)
 	rp->policy = *rp->parts.policy;
 	rp->policy.watch = no_watch;
 	rp->policy.group_gone = never_gone;
-	rp->policy.uncovered = no_reconcile;
+	rp->policy.sample_pc = no_reconcile;
 	rp->policy.sweep = no_sweep;
 	rings->sample_type = rp->hdr.sample_type;
 	rings->sample_type_fixed = true;

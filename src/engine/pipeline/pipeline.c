@@ -202,46 +202,6 @@ bool sp__pipeline_has_records(const struct sp__pipeline *p, int32_t pid,
 	return sp__merge_has_pid(&p->merge, pid);
 }
 
-int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out)
-{
-	struct sp__pool *pool;
-	int err;
-
-	if (!p->threads) {
-		*out = p->job;
-		return 0;
-	}
-	pool = &p->threads->pool;
-	if (sp__pool_full(pool)) {
-		sp__pool_head(pool, true);
-		err = sp__threaded_collect(p, false);
-		if (err)
-			return err;
-	}
-	*out = sp__pool_reserve(pool);
-	return 0;
-}
-
-int sp__pipeline_submit(struct sp__pipeline *p, struct sp__job *job)
-{
-	struct sp__threaded *t = p->threads;
-
-	if (!t) {
-		sp__job_unwind(p->unwinder, job);
-		return p->ops->write(p->ctx, job);
-	}
-	if (p->cur_owner) { /* in a reader block: unwound by a worker */
-		job->block = p->cur_owner;
-		p->owner_taken = true;
-		sp__pool_dispatch(&t->pool);
-		t->jobs++;
-	} else { /* copied into the merge queue, which moves: unwind now */
-		sp__pool_dispatch_done(&t->pool);
-		t->jobs_inline++;
-	}
-	return 0;
-}
-
 int sp__pipeline_sync(void *p)
 {
 	struct sp__pipeline *pipe = p;

@@ -149,18 +149,38 @@ int sp__pipeline_wake_fd(const struct sp__pipeline *p);
 bool sp__pipeline_has_records(const struct sp__pipeline *p, int32_t pid,
 			      uint64_t seen_ns);
 
+/* Threaded mode's halves of the two below (threaded.c). */
+int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out);
+int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job);
+
 /*
  * The job for the sample being applied (ops->apply of a sample): the
  * inline job, or the next slot of the window (written first when full).
  * Fill it, then sp__pipeline_submit() it. Returns 0 or a write error.
+ * Per sample, so inline mode's path is inline.
  */
-int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out);
+static inline int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out)
+{
+	if (p->threads)
+		return sp__threaded_job(p, out);
+	*out = p->job;
+	return 0;
+}
+
 /*
  * Unwinds @job: inline mode at once, then writes it (ops->write);
  * threaded mode hands it to a worker when its bytes stay in a reader
  * block, else unwinds it here. Returns 0 or the write error.
  */
-int sp__pipeline_submit(struct sp__pipeline *p, struct sp__job *job);
+static inline int sp__pipeline_submit(struct sp__pipeline *p,
+				      struct sp__job *job)
+{
+	if (p->threads)
+		return sp__threaded_submit(p, job);
+	sp__job_unwind(p->unwinder, job);
+	return p->ops->write(p->ctx, job);
+}
+
 /* Writes every job dispatched so far (procs->sync; @p as void *). */
 int sp__pipeline_sync(void *p);
 

@@ -268,6 +268,37 @@ int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 	return 0;
 }
 
+int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
+{
+	struct sp__pool *pool = &p->threads->pool;
+	int err;
+
+	if (sp__pool_full(pool)) {
+		sp__pool_head(pool, true);
+		err = sp__threaded_collect(p, false);
+		if (err)
+			return err;
+	}
+	*out = sp__pool_reserve(pool);
+	return 0;
+}
+
+int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job)
+{
+	struct sp__threaded *t = p->threads;
+
+	if (p->cur_owner) { /* in a reader block: unwound by a worker */
+		job->block = p->cur_owner;
+		p->owner_taken = true;
+		sp__pool_dispatch(&t->pool);
+		t->jobs++;
+	} else { /* copied into the merge queue, which moves: unwind now */
+		sp__pool_dispatch_done(&t->pool);
+		t->jobs_inline++;
+	}
+	return 0;
+}
+
 bool sp__threaded_ready(const struct sp__pipeline *p)
 {
 	const struct sp__threaded *t = p->threads;

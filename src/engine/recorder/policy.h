@@ -24,7 +24,7 @@ struct sp__process;
  *                  system_track.c)
  *
  * The live hooks that read /proc or open pidfds (@watch, @group_gone,
- * @uncovered, @sweep) are the same in both; the replay harness
+ * @sample_pc, @sweep) are the same in both; the replay harness
  * (tests/harness) runs a copy of the recorder's policy with those four
  * replaced by ones that do nothing, since captured processes may be gone.
  */
@@ -53,8 +53,12 @@ struct sp__policy {
 	void (*watch)(struct sp_recorder *rec, struct sp__process *child);
 	/* @p's leader exited: whether its whole group is gone now. */
 	bool (*group_gone)(struct sp_recorder *rec, struct sp__process *p);
-	/* A sample's user PC lies outside every module of live @p. */
-	int (*uncovered)(struct sp_recorder *rec, struct sp__process *p);
+	/*
+	 * A sample of live @p has user PC @pc (per sample: the live hook
+	 * only reads when no module covers @pc).
+	 */
+	int (*sample_pc)(struct sp_recorder *rec, struct sp__process *p,
+			 uint64_t pc);
 	/* The loss recovery sweep (paced unless @force). */
 	int (*sweep)(struct sp_recorder *rec, bool force);
 	/* A sweep that runs starts (before it looks at any process). */
@@ -72,11 +76,10 @@ extern const struct sp__policy sp__policy_process;
 /* System-wide and cgroup mode (system.c, system_track.c). */
 extern const struct sp__policy sp__policy_system;
 
-/*
- * The live hooks both policies share (apply.c; @uncovered is
- * sp__recorder_reconcile, @sweep sp__recorder_sweep).
- */
+/* The live hooks both policies share (apply.c, recovery.c). */
 void sp__live_watch(struct sp_recorder *rec, struct sp__process *child);
 bool sp__live_group_gone(struct sp_recorder *rec, struct sp__process *p);
+int sp__live_sample_pc(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t pc); /* reconciles when no module covers @pc */
 
 #endif /* SP_ENGINE_POLICY_H */

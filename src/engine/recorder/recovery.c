@@ -174,6 +174,16 @@ static int reconcile(struct sp_recorder *rec, struct sp__process *p)
 	return err;
 }
 
+/*
+ * The user PC of a sample outside every module of its process means a
+ * mapping record was missed: reconcile with /proc (rate-limited).
+ */
+int sp__live_sample_pc(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t pc)
+{
+	return sp__process_covers(p, pc) ? 0 : sp__recorder_reconcile(rec, p);
+}
+
 int sp__recorder_reconcile(struct sp_recorder *rec, struct sp__process *p)
 {
 	uint64_t now = sp__now_ns();

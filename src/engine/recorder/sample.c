@@ -52,18 +52,15 @@ static bool is_kernel_mode(const struct sp__qsample *s)
 	       PERF_RECORD_MISC_KERNEL;
 }
 
-/*
- * The user PC of a sample outside every module of its process means a
- * mapping record was missed: reconcile with /proc (rate-limited).
- */
+/* The policy checks the user PC of a live process's sample. */
 static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
 		    const struct sp__qsample *s)
 {
 	uint64_t pc = s->regs.r[SP_X86_64_RIP];
 
-	if (!p || p->state != SP__PROC_ALIVE || sp__process_covers(p, pc))
+	if (!p || p->state != SP__PROC_ALIVE)
 		return 0;
-	return rec->policy->uncovered(rec, p);
+	return rec->policy->sample_pc(rec, p, pc);
 }
 
 /*
@@ -201,8 +198,8 @@ int sp__recorder_sample_write(void *ctx, struct sp__job *job)
 	struct sp_recorder *rec = ctx;
 	int err = sample_put(rec, job);
 
-	/* Written (or dropped): the module map version is not needed. */
-	if (!err) {
+	/* Written (or dropped): the module map version (threaded mode's) goes. */
+	if (!err && job->ver) {
 		sp__mver_put(&rec->mem, job->ver);
 		job->ver = NULL;
 	}
