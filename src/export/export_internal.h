@@ -169,6 +169,7 @@ struct sp__profile {
 	struct sp__xmap frame_ptr_map; /* resolved frame address -> frames[] */
 	struct sp__xmap frame_map;     /* content hash -> frames[] */
 	struct sp__xmap count_map;     /* (thread, stack) -> counts[] */
+	struct sp__xmap main_map;      /* pid -> main module (xprocess.c) */
 	const struct sp_resolved_frame **scratch; /* resolve_stack output */
 	size_t scratch_cap;
 };
@@ -209,6 +210,24 @@ sp__profile_stack_frames(const struct sp__profile *prof, uint32_t s)
 {
 	return prof->pool + prof->stacks[s].pos;
 }
+
+/*
+ * sp__profile_main_module returns the spool module id of @pid's main
+ * executable (see xprocess.c), or SP_NO_MODULE; sp__profile_process_name
+ * its file name (borrowed from the spool), or NULL when there is none.
+ */
+uint32_t sp__profile_main_module(struct sp__profile *prof, int32_t pid);
+const char *sp__profile_process_name(struct sp__profile *prof, int32_t pid);
+
+/*
+ * sp__xbuildid reads the GNU build-id note of the ELF file @path into
+ * @out (at most @cap bytes) when the file still is the module that was
+ * recorded (same device and inode when the record has them). Opens
+ * without blocking and reads only regular files, with bounded reads.
+ * @return the build-id length, or 0 when there is none to trust.
+ */
+size_t sp__xbuildid(const struct sp_module *mod, unsigned char *out,
+		    size_t cap);
 
 /* sp__xkind_name: "native", "kernel", "python", "jit", "truncated", "unknown". */
 const char *sp__xkind_name(uint32_t kind);
