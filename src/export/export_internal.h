@@ -112,6 +112,22 @@ struct sp__xframe {
 	uint32_t module_id;    /* spool module id or SP_NO_MODULE */
 };
 
+/*
+ * A function as viewers group frames: one per (name, module, kind), and
+ * for Python also per file (two scripts may both define "run"). Native
+ * frames of one function may carry different files (code #included into
+ * its body, e.g. CPython's generated_cases.c.h in the eval loop), so
+ * @file is the one file all its frames agree on, or NULL.
+ */
+struct sp__xfunc {
+	const char *name;
+	const char *file; /* NULL when unknown or not the same in every frame */
+	const char *module;
+	uint32_t kind;
+	uint32_t frame; /* first frames[] index of the function */
+	bool mixed;	/* frames disagree on the file */
+};
+
 struct sp__xstack {
 	int32_t pid;
 	uint32_t spool_stack; /* leaf stack node id in the spool */
@@ -170,6 +186,11 @@ struct sp__profile {
 	struct sp__xmap frame_map;     /* content hash -> frames[] */
 	struct sp__xmap count_map;     /* (thread, stack) -> counts[] */
 	struct sp__xmap main_map;      /* pid -> main module (xprocess.c) */
+	/* Functions (sp__profile_functions), built on first use. */
+	struct sp__xfunc *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *func_of_frame; /* frames[] -> funcs[] */
+	struct sp__xmap func_map;
 	const struct sp_resolved_frame **scratch; /* resolve_stack output */
 	size_t scratch_cap;
 };
@@ -190,6 +211,12 @@ void sp__profile_fini(struct sp__profile *prof);
  */
 int sp__profile_add_stack(struct sp__profile *prof, int32_t pid,
 			  uint32_t spool_stack, uint32_t *idx);
+
+/*
+ * sp__profile_functions fills funcs[] and func_of_frame[] (once; later
+ * calls return 0 at once). @return 0 or -ENOMEM.
+ */
+int sp__profile_functions(struct sp__profile *prof);
 
 /*
  * sp__profile_each_sample replays the file and calls @fn for every sample
