@@ -5,7 +5,9 @@
  * SPULSE3 carries no comm or exe records, so what names a process is its
  * executable mapping: the last module of the pid whose path is absolute,
  * not a shared object ("*.so", "*.so.N": ld.so, libc, Python's
- * extensions) and not an anonymous file ("/memfd:...", "/dev/..."). The
+ * extensions) and not anonymous memory ("//anon", the JIT code of
+ * Python's perf trampolines and of V8) or an anonymous file
+ * ("/memfd:...", "/dev/..."). The
  * last, because an exec replaces the image (sh -c CMD execs CMD in the
  * same pid) and the newest executable is the program the pid became;
  * without an exec there is one executable. Cached per pid in a map,
@@ -19,7 +21,8 @@ static bool is_program_path(const char *path, size_t len)
 {
 	const char *base, *so;
 
-	if (!len || path[0] != '/' || strncmp(path, "/memfd:", 7) == 0 ||
+	if (!len || path[0] != '/' || path[1] == '/' ||
+	    strncmp(path, "/memfd:", 7) == 0 ||
 	    strncmp(path, "/dev/", 5) == 0 || memchr(path, 0, len))
 		return false;
 	base = strrchr(path, '/') + 1;
