@@ -83,7 +83,7 @@ struct pprof {
 	uint32_t nmodules;
 	uint32_t *mappings; /* module id per mapping */
 	size_t nmappings, mappings_cap;
-	uint8_t *mapping_bits; /* has_functions/filenames/lines/inline */
+	uint8_t *mapping_bits;	    /* has_functions/filenames/lines/inline */
 	int64_t *mapping_build_ids; /* string index per mapping */
 	int64_t *thread_names;	    /* "process" label per thread, or -1 */
 
@@ -203,8 +203,8 @@ static int pp_fixed_strings(struct pprof *pp)
 	pp->s_title = pp_str(pp, prof->title ? prof->title : "stackpulse");
 	pp->s_process = pp_str(pp, "process");
 	if (pp->s_samples < 0 || pp->s_count < 0 || pp->s_cpu < 0 ||
-	    pp->s_ns < 0 || pp->s_pid < 0 || pp->s_tid < 0 ||
-	    pp->s_title < 0 || pp->s_process < 0)
+	    pp->s_ns < 0 || pp->s_pid < 0 || pp->s_tid < 0 || pp->s_title < 0 ||
+	    pp->s_process < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -397,10 +397,10 @@ static int pp_main_module(struct pprof *pp, uint32_t *module)
 	}
 	sp__xmap_fini(&slots, pp->mem);
 	pp_free(pp->mem, sum, prof->nthreads, sizeof(*sum));
-	*module = err || best == SIZE_MAX ?
-			  SP_NO_MODULE :
-			  sp__profile_main_module(prof,
-						  prof->threads[best].pid);
+	*module =
+		err || best == SIZE_MAX ?
+			SP_NO_MODULE :
+			sp__profile_main_module(prof, prof->threads[best].pid);
 	return err;
 }
 
@@ -490,9 +490,8 @@ static int pp_emit_header(struct pprof *pp)
 			   sp_spool_start_timestamp_us(prof->spool);
 	msg.time_nanos = (int64_t)(start_us * 1000);
 	if (prof->total_samples)
-		msg.duration_nanos =
-			(int64_t)(prof->last_ns - prof->first_ns) +
-			pp->period_ns;
+		msg.duration_nanos = (int64_t)(prof->last_ns - prof->first_ns) +
+				     pp->period_ns;
 	msg.n_comment = 1;
 	msg.comment = &pp->s_title;
 	return pp_emit(pp, &msg);

@@ -38,8 +38,8 @@ static size_t align4(size_t v)
 }
 
 /* Scans one PT_NOTE segment's bytes for NT_GNU_BUILD_ID. */
-static size_t scan_notes(const unsigned char *p, size_t len,
-			 unsigned char *out, size_t cap)
+static size_t scan_notes(const unsigned char *p, size_t len, unsigned char *out,
+			 size_t cap)
 {
 	size_t pos = 0;
 
@@ -68,8 +68,7 @@ static size_t scan_notes(const unsigned char *p, size_t len,
 	return 0;
 }
 
-static size_t elf_buildid(int fd, uint64_t size, unsigned char *out,
-			  size_t cap)
+static size_t elf_buildid(int fd, uint64_t size, unsigned char *out, size_t cap)
 {
 	unsigned char notes[NOTES_MAX];
 	Elf64_Ehdr eh;
@@ -96,8 +95,7 @@ static size_t elf_buildid(int fd, uint64_t size, unsigned char *out,
 	return found;
 }
 
-size_t sp__xbuildid(const struct sp_module *mod, unsigned char *out,
-		    size_t cap)
+size_t sp__xbuildid(const struct sp_module *mod, unsigned char *out, size_t cap)
 {
 	struct stat st;
 	size_t n = 0;

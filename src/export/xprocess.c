@@ -32,7 +32,8 @@ static bool is_program_path(const char *path, size_t len)
 
 uint32_t sp__profile_main_module(struct sp__profile *prof, int32_t pid)
 {
-	uint32_t i, n = sp_spool_module_count(prof->spool), found = SP_NO_MODULE;
+	uint32_t i, n = sp_spool_module_count(prof->spool),
+		    found = SP_NO_MODULE;
 	uint64_t key = (uint64_t)(uint32_t)pid;
 	uint32_t hit = sp__xmap_get(&prof->main_map, key);
 	struct sp_module m;

@@ -73,10 +73,10 @@ static int run_init(struct run *run, struct sp_recorder *rec,
 static void run_started(struct run *run)
 {
 	run->start_ns = now_ns();
-	run->deadline_ns = run->o.duration_ms ?
-				   run->start_ns +
-					   run->o.duration_ms * NS_PER_MS :
-				   UINT64_MAX;
+	run->deadline_ns =
+		run->o.duration_ms ?
+			run->start_ns + run->o.duration_ms * NS_PER_MS :
+			UINT64_MAX;
 }
 
 /* One poll; an interrupting signal is the caller's business, not an error. */

@@ -14,9 +14,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,8 +87,7 @@ static uint64_t samples(struct sp_recorder *rec)
 	return s.samples;
 }
 
-static void run_cmd(const char *const *cmd,
-		    const struct sp_record_run_opts *o,
+static void run_cmd(const char *const *cmd, const struct sp_record_run_opts *o,
 		    struct sp_record_run_result *r, int want_err,
 		    uint64_t *nsamples)
 {
@@ -110,10 +109,12 @@ static void run_cmd(const char *const *cmd,
 
 static void case_exits(void)
 {
-	static const char *const argv[] = { "/bin/sh", "-c",
-			 "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done;"
-			 " exit 3",
-			 NULL };
+	static const char *const argv[] = {
+		"/bin/sh", "-c",
+		"i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done;"
+		" exit 3",
+		NULL
+	};
 	struct sp_record_run_result r;
 	uint64_t n;
 
@@ -128,9 +129,9 @@ static void case_exits(void)
 
 static void case_duration(void)
 {
-	static const char *const argv[] = { "/bin/sh", "-c", "while :; do :; done", NULL };
-	struct sp_record_run_opts o = { .size = sizeof(o),
-					.duration_ms = 300 };
+	static const char *const argv[] = { "/bin/sh", "-c",
+					    "while :; do :; done", NULL };
+	struct sp_record_run_opts o = { .size = sizeof(o), .duration_ms = 300 };
 	struct sp_record_run_result r;
 	uint64_t n;
 
@@ -145,8 +146,9 @@ static void case_duration(void)
 
 static void case_ignores_term(void)
 {
-	static const char *const argv[] = { "/bin/sh", "-c", "trap '' TERM; while :; do :; done",
-			 NULL };
+	static const char *const argv[] = { "/bin/sh", "-c",
+					    "trap '' TERM; while :; do :; done",
+					    NULL };
 	struct sp_record_run_opts o = { .size = sizeof(o),
 					.duration_ms = 200,
 					.term_wait_ms = 300 };
@@ -204,8 +206,7 @@ static void case_not_found(void)
 
 static void case_pid(void)
 {
-	struct sp_record_run_opts o = { .size = sizeof(o),
-					.duration_ms = 300 };
+	struct sp_record_run_opts o = { .size = sizeof(o), .duration_ms = 300 };
 	struct sp_record_run_result r = { .size = sizeof(r) };
 	struct sp_recorder *rec = open_rec();
 	pid_t pid = fork();

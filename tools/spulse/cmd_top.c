@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "rec_errors.h"
 #include "funcs.h"
+#include "rec_errors.h"
 #include "spulse.h"
 #include "top.h"
 
@@ -185,8 +185,8 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		}
 	}
-	st = spulse_parse_args("top", spulse_top_usage, end, argv, parse_opt,
-			       o, &o->path);
+	st = spulse_parse_args("top", spulse_top_usage, end, argv, parse_opt, o,
+			       &o->path);
 	if (st >= 0)
 		return st;
 	if (o->cmd && !o->cmd[0])
@@ -406,7 +406,8 @@ static int open_tail(const char *path, struct sp_reader_opts *ropts,
 
 	for (;;) {
 		err = sp_tail_open(path, ropts, tail);
-		if (err >= 0 || spulse_top_stop || spulse_top_now_ns() >= deadline)
+		if (err >= 0 || spulse_top_stop ||
+		    spulse_top_now_ns() >= deadline)
 			return err;
 		if (err == SP_ECORRUPT &&
 		    (stat(path, &st) != 0 || st.st_size >= HEADER_MAX))

@@ -74,8 +74,9 @@ static int open_recording(struct live *lv, struct sp_recorder **rec)
 	int err = temp_spool(path, sizeof(path));
 
 	if (err) {
-		fprintf(stderr, "spulse top: cannot create a temporary file: "
-				"%s\n",
+		fprintf(stderr,
+			"spulse top: cannot create a temporary file: "
+			"%s\n",
 			sp_strerror(err));
 		return err;
 	}
