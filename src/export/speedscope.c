@@ -8,7 +8,7 @@
  *    "activeProfileIndex": 0,
  *    "shared": {"frames": [{"name", "file"?}, ...]},
  *    "profiles": [{"type": "sampled",
- *                  "name": "EXE (pid P) thread T",
+ *                  "name": "EXE (pid P) thread T" or "pid P thread T",
  *                  "unit": "microseconds", "startValue": 0,
  *                  "endValue": N x interval,
  *                  "samples": [[root .. leaf frame indices], ...],
@@ -125,8 +125,12 @@ static void profile_open(struct ss_state *st, uint32_t thread)
 	if (thread)
 		sp__xout_char(st->out, ',');
 	sp__xout_str(st->out, "\n{\"type\":\"sampled\",\"name\":");
-	snprintf(name, sizeof(name), "%s%s(pid %d) thread %d", exe ? exe : "",
-		 exe ? " " : "", (int)t->pid, (int)t->tid);
+	if (exe)
+		snprintf(name, sizeof(name), "%s (pid %d) thread %d", exe,
+			 (int)t->pid, (int)t->tid);
+	else
+		snprintf(name, sizeof(name), "pid %d thread %d", (int)t->pid,
+			 (int)t->tid);
 	sp__xout_json_str(st->out, name);
 	sp__xout_str(st->out, st->timed ? ",\"unit\":\"microseconds\"" :
 					  ",\"unit\":\"none\"");

@@ -71,7 +71,7 @@ def case_usage(env):
         expect(rc == 2, f"record {args}: exit {rc} != 2; stderr: {err}")
         expect("spulse record" in err, f"record {args}: stderr {err!r}")
     rc, out, _ = env.run("record", "--help")
-    expect(rc == 0 and "--children" in out, f"record --help: {rc} {out!r}")
+    expect(rc == 0 and "--no-children" in out, f"record --help: {rc} {out!r}")
     rc, out, _ = env.run("help", "record")
     expect(rc == 0 and "-p PID" in out, f"help record: {rc} {out!r}")
 
