@@ -103,6 +103,19 @@ def python312():
     return found[0]
 
 
+def record_python(spulse, tmp, fmt, out_name):
+    """Records PY_LOOP under python3.12 -X perf; exports it as @fmt."""
+    python = python312()
+    script = os.path.join(tmp, "loop.py")
+    with open(script, "w") as f:
+        f.write(PY_LOOP)
+    spool = os.path.join(tmp, "py.spool")
+    n = record(spulse, spool, [python, "-X", "perf", script])
+    out = os.path.join(tmp, out_name)
+    export(spulse, spool, fmt, out)
+    return n, out
+
+
 def build_id(path):
     rc, out, _ = run(["readelf", "-n", path])
     m = re.search(r"Build ID: ([0-9a-f]+)", out)
@@ -169,14 +182,7 @@ def pq(cli, env, *args):
 
 def case_firefox_cli(spulse, workloads, tmp):
     cli = profiler_cli()
-    python = python312()
-    script = os.path.join(tmp, "loop.py")
-    with open(script, "w") as f:
-        f.write(PY_LOOP)
-    spool = os.path.join(tmp, "py.spool")
-    n = record(spulse, spool, [python, "-X", "perf", script])
-    prof = os.path.join(tmp, "py.json.gz")
-    export(spulse, spool, "firefox", prof)
+    n, prof = record_python(spulse, tmp, "firefox", "py.json.gz")
     with gzip.open(prof) as f:
         doc = json.load(f)
     th = doc["threads"][0]
@@ -233,14 +239,7 @@ def serve(root):
 
 
 def case_speedscope(spulse, workloads, tmp):
-    python = python312()
-    script = os.path.join(tmp, "loop.py")
-    with open(script, "w") as f:
-        f.write(PY_LOOP)
-    spool = os.path.join(tmp, "py.spool")
-    n = record(spulse, spool, [python, "-X", "perf", script])
-    ss = os.path.join(tmp, "py.speedscope.json")
-    export(spulse, spool, "speedscope", ss)
+    n, ss = record_python(spulse, tmp, "speedscope", "py.speedscope.json")
     with open(ss) as f:
         doc = json.load(f)
     frames = doc["shared"]["frames"]
