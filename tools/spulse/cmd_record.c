@@ -9,11 +9,11 @@
  * --no-children (perf record and samply do the same: `sh -c "prog"` or
  * `make` would otherwise record the shell and nothing of the work). The
  * spool header gets the wall-clock start and the rate's interval, so
- * timeline viewers show real times and pprof a period. The main loop is sp_recorder_poll()
- * with a short timeout, and between polls it checks the four ways a
- * recording ends: the command exits, every pid exits, a SIGINT/SIGTERM
- * (the handler only sets a flag; the signal also makes poll return
- * -EINTR), or --duration. A command still running then (signal or
+ * timeline viewers show real times and pprof a period. The main loop is
+ * sp_recorder_poll() with a short timeout, and between polls it checks
+ * the four ways a recording ends: the command exits, every pid exits, a
+ * SIGINT/SIGTERM (the handler only sets a flag; the signal also makes
+ * poll return -EINTR), or --duration. A command still running then (signal or
  * duration) gets SIGTERM, like perf record does, and is reaped.
  *
  * `-a` records the whole machine instead (sp_recorder_open_system): every
