@@ -99,13 +99,13 @@ static int open_recording(struct live *lv, struct sp_recorder **rec)
 static void run_error(const struct top_opts *o, int err)
 {
 	if (o->cmd) {
-		fputs("spulse top: cannot run ", stderr);
+		fputs("spulse top: recording ", stderr);
 		spulse_put_text(stderr, o->cmd[0], strlen(o->cmd[0]), false);
-		fprintf(stderr, ": %s\n", sp_strerror(err));
+		fprintf(stderr, " failed: %s\n", sp_strerror(err));
 	} else if (err == SP_ETARGETGONE) {
 		fprintf(stderr, "spulse top: no process %d\n", (int)o->pid);
 	} else {
-		fprintf(stderr, "spulse top: cannot attach to pid %d: %s\n",
+		fprintf(stderr, "spulse top: recording pid %d failed: %s\n",
 			(int)o->pid, sp_strerror(err));
 	}
 	if (spulse_is_permission(err))
@@ -131,7 +131,7 @@ int spulse_top_live(const struct top_opts *o)
 		err = o->cmd ? sp_recorder_run_command(rec, o->cmd, NULL,
 						       &ropts, &res) :
 			       sp_recorder_run_pid(rec, o->pid, &ropts, &res);
-		if (err < 0 && err > -4096 && err != -ENOMEM && !res.end)
+		if (err < 0)
 			run_error(o, err);
 		ferr = sp_recorder_finish(rec);
 		if (!err)
