@@ -9,6 +9,7 @@
 #include <stackpulse/export.h>
 #include <stackpulse/launch.h>
 #include <stackpulse/log.h>
+#include <stackpulse/record_run.h>
 #include <stackpulse/recorder.h>
 #include <stackpulse/replay.h>
 #include <stackpulse/sink.h>

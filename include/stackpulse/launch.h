@@ -70,8 +70,12 @@ SP_API int sp_launch_wait(struct sp_launch *launch, int *status);
 SP_API int sp_launch_try_wait(struct sp_launch *launch, int *status);
 
 /**
- * sp_launch_free kills a child that was never resumed (and reaps it),
- * then frees @launch. A resumed child keeps running. NULL is a no-op.
+ * sp_launch_free releases @launch. A child that was never resumed is
+ * killed (SIGKILL) and reaped. A resumed child is neither signalled nor
+ * waited for: it keeps running, and once it exits stays a zombie until
+ * the process reaps it (waitpid on sp_launch_pid()). To end it, signal
+ * it and reap it with sp_launch_wait() before this call, or let
+ * sp_recorder_run_command() (record_run.h) do all of it. NULL is a no-op.
  * Thread: single-owner. Allocates: no. Blocks: only to reap a killed
  * child.
  */

@@ -83,7 +83,11 @@ struct sp_system_opts {
  *   100 ms of samples at the rate, at least 256; 512 in system mode; a
  *   sample record takes the full @stack_size), within a 256 MiB per-CPU
  *   and 1 GiB total budget; halved on EPERM/ENOMEM.
- * @start_timestamp_us / @sample_interval_us: spool header metadata.
+ * @start_timestamp_us: spool header metadata, the wall-clock time
+ *   (microseconds since the Unix epoch) of the first sample; 0 = none
+ *   (readers then show no absolute time).
+ * @sample_interval_us: spool header metadata; 0 = derived from the
+ *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
  * @system: NULL = process mode: the caller adds targets with
  *   sp_recorder_attach(). Non-NULL = system mode: every process of the
  *   machine (or of @system's cgroup) is sampled through one event per
