@@ -73,7 +73,6 @@ static int apply_comm(struct sp_recorder *rec, const void *r, size_t len)
 {
 	struct sp__perf_comm c;
 	struct sp__process *p;
-
 	int err;
 
 	if (sp__perf_parse_comm(r, len, rec->rings.sample_type, &c) || !c.exec)
