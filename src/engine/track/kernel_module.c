@@ -164,7 +164,14 @@ int sp__kmod_open(struct sp__kmod *k, struct sp__procs *procs, bool kernel)
 	m.is_kernel = 1;
 	m.path = SP__KMOD_PATH;
 	m.path_len = strlen(SP__KMOD_PATH);
-	err = sp_writer_module(procs->writer, &m, &k->id);
+	/*
+	 * Registered lazily (a replay opens no event) this runs while
+	 * threaded mode may have samples dispatched but not written: they
+	 * go first, as every other module record waits for them.
+	 */
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp_writer_module(procs->writer, &m, &k->id);
 	k->ok = err == 0;
 	return err;
 }
