@@ -280,7 +280,8 @@ static struct elf_names *names_load(const char *path)
 		elf_end(elf);
 	}
 	close(fd);
-	qsort(n->syms, n->nsyms, sizeof(*n->syms), sym_cmp);
+	if (n->nsyms) /* an ELF without symbols: qsort(NULL) is undefined */
+		qsort(n->syms, n->nsyms, sizeof(*n->syms), sym_cmp);
 	return n;
 }
 
