@@ -505,6 +505,7 @@ int main(void)
 	run_workload(dir, "ladder", SP_WL_DIR "/wl_ladder", "2");
 	run_workload(dir, "sharedlib", SP_WL_DIR "/wl_sharedlib", "2");
 	run_workload(dir, "syscalls", SP_WL_DIR "/wl_syscalls", "2");
+	run_workload(dir, "epilogue", SP_WL_DIR "/wl_epilogue", "2");
 	sp_unwinder_free(unwinder);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
