@@ -96,7 +96,7 @@ static int read_opts(const struct sp_unwinder_opts *opts,
 
 	if (err)
 		return err;
-	if (o->max_depth > 1024 || o->flags)
+	if (o->max_depth > SP_DEPTH_MAX || o->flags)
 		return -EINVAL;
 	return 0;
 }
@@ -118,7 +118,7 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 		return -ENOMEM;
 	u->mem = mem;
 	u->logger = o.logger;
-	u->max_depth = o.max_depth ? o.max_depth : 1024;
+	u->max_depth = o.max_depth ? o.max_depth : SP_DEPTH_DEFAULT;
 	page = sysconf(_SC_PAGESIZE);
 	u->page_size = page > 0 ? (uint64_t)page : 4096;
 	sp__vec_init(&u->tables, sizeof(struct table_slot *));
@@ -777,8 +777,11 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 	return true;
 }
 
-/* Walks from @regs until the stack ends (true) or is cut short (false). */
-static bool walk_frames(struct walk *w, const struct sp_regs *regs)
+/*
+ * Walks from @regs until the stack ends (SP__STEP_END), fails (-1, the
+ * error counted) or reaches the depth limit (0).
+ */
+static int walk_frames(struct walk *w, const struct sp_regs *regs)
 {
 	struct pending_save pending[PENDING_SAVES];
 	struct cursor c;
@@ -787,7 +790,7 @@ static bool walk_frames(struct walk *w, const struct sp_regs *regs)
 	while (frame_step(w, &c, pending))
 		;
 	w->n = c.n;
-	return c.ret == SP__STEP_END;
+	return c.ret;
 }
 
 /*
@@ -835,11 +838,16 @@ static int walk_init(struct walk *w, struct sp_unwinder *u, const void *stack,
 	return 0;
 }
 
-/* After: the marker unless the stack ended, the counters, the result. */
-static int walk_end(struct walk *w, bool complete,
-		    struct sp_unwind_stats *stats)
+/*
+ * After the walk's end @ret (walk_frames; -1 when it could not start): the
+ * marker unless the stack ended, the counters, the result. Every marker
+ * has its one reason counted: the error, or the depth limit here.
+ */
+static int walk_end(struct walk *w, int ret, struct sp_unwind_stats *stats)
 {
-	if (!complete)
+	if (ret == 0)
+		w->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT]++;
+	if (ret != SP__STEP_END)
 		put_marker(w, w->cap);
 	w->st.samples = 1;
 	w->st.frames = w->n - (w->st.truncated ? 1 : 0);
@@ -860,6 +868,7 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 	    walk_init(&w, unwinder, stack, stack_len, stack_addr, maps, nmaps,
 		      frames, cap))
 		return -EINVAL;
-	return walk_end(&w, walk_can_step(&w, regs) && walk_frames(&w, regs),
+	return walk_end(&w,
+			walk_can_step(&w, regs) ? walk_frames(&w, regs) : -1,
 			stats);
 }
