@@ -189,7 +189,10 @@ SP_API int sp_unwinder_prepare(struct sp_unwinder *unwinder,
  *        @stack_addr (normally the sample's RSP).
  * @param maps,nmaps the process's executable mappings, sorted by start.
  * @param frames,cap output, leaf first: the leaf pc as sampled, callers as
- *        return address - 1; each pinned to its mapping's module_id with a
+ *        return address - 1 (the call site), except exact pcs where no
+ *        call was made: a frame a signal interrupted, and a signal
+ *        trampoline (__restore_rt) at the return address the kernel
+ *        pushed; each pinned to its mapping's module_id with a
  *        file-relative pc, or unpinned (SP_NO_MODULE) when no mapping
  *        covers it. When unwinding stops early (error, or max_depth or
  *        @cap reached: SP_SAMPLE_ERR_DEPTH_LIMIT) the last entry is a

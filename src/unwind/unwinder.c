@@ -703,6 +703,7 @@ struct cursor {
 	struct region g;
 	struct sp_regs cur; /* RBX, R12-R15: before the pending saves */
 	uint64_t pc;
+	uint64_t back; /* pc = return address - back: 1, or 0 when exact */
 	uintptr_t prefetched;
 	int ret;	   /* when stopped: 0 (limit), SP__STEP_END or -1 */
 	unsigned npending; /* entries of the walk's pending_save array */
@@ -728,6 +729,7 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 	c->g = no_region;
 	c->cur = *regs;
 	c->pc = sp__arch_pc(regs);
+	c->back = 0;
 	c->ret = 0;
 	c->npending = 0;
 	c->prefetched = prefetch_stack(
@@ -736,12 +738,29 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 }
 
 /*
+ * A return address that is a signal trampoline's (__restore_rt, a vDSO
+ * sigreturn) was pushed by the kernel, not by a call: the trampoline
+ * starts right there. Its CFI begins one byte early (glibc and the kernel
+ * put a nop before the symbol for this), so the lookup at return address
+ * - 1 finds its signal rule set, and the frame is then reported at the
+ * return address itself, inside the trampoline's symbol.
+ */
+static void frame_at_trampoline(struct cursor *c)
+{
+	uint64_t pc = c->pc + c->back;
+
+	if (pc - c->g.start < c->g.len)
+		put_frame(&c->frames[c->n - 1], &c->g, pc);
+}
+
+/*
  * One frame: stores the frame of the cursor's pc and steps to its caller.
  * Returns true to go on, false when the stack ended (c->ret ==
- * SP__STEP_END), failed (-1) or reached the limit (0). The reported pc is
- * also the lookup key: exact for the leaf and for a pc interrupted by a
- * signal, the call site (return address - 1) for the rest. Nearly every
- * frame takes the inline simple step.
+ * SP__STEP_END), failed (-1) or reached the limit (0). The pc is the
+ * lookup key: exact for the leaf and for a pc interrupted by a signal,
+ * the call site (return address - 1) for the rest; it is also the
+ * reported pc but for a signal trampoline (frame_at_trampoline). Nearly
+ * every frame takes the inline simple step.
  */
 static inline __attribute__((always_inline)) bool
 frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
@@ -762,6 +781,8 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 		if (__builtin_expect(c->npending == PENDING_SAVES, 0))
 			cursor_flush(c, pending);
 	} else {
+		if (row && (row->flags & SP__ROW_SIGNAL) && c->back)
+			frame_at_trampoline(c);
 		if (sp__arch_step_needs_saves(row))
 			cursor_flush(c, pending);
 		c->ret = step_slow(w, c->g.table, c->g.reason, row, &c->cur,
@@ -773,7 +794,8 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 		return false;
 	c->prefetched =
 		prefetch_stack(&c->stack, c->prefetched, sp__arch_sp(&c->cur));
-	c->pc = sp__arch_pc(&c->cur) - (signal ? 0 : 1);
+	c->back = signal ? 0 : 1;
+	c->pc = sp__arch_pc(&c->cur) - c->back;
 	return true;
 }
 

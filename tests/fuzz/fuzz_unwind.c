@@ -328,7 +328,7 @@ static int oracle_frames(struct oracle *o, const struct sp_regs *regs)
 	enum sp_unwind_fallback reason;
 	const struct sp_mapping *m;
 	struct sp_regs cur = *regs;
-	uint64_t pc = cur.r[SP_X86_64_RIP];
+	uint64_t pc = cur.r[SP_X86_64_RIP], back = 0;
 	bool signal;
 	int ret;
 
@@ -336,13 +336,18 @@ static int oracle_frames(struct oracle *o, const struct sp_regs *regs)
 		m = find_map(pc);
 		oracle_frame(&o->frames[o->n++], m, pc);
 		row = oracle_rules(m, pc, &table, &reason);
+		/* A signal trampoline is reported at its return address. */
+		if (row && (row->flags & SP__ROW_SIGNAL) && back &&
+		    pc + back - m->start < m->end - m->start)
+			oracle_frame(&o->frames[o->n - 1], m, pc + back);
 		ret = oracle_step(o, table, reason, row, &cur, &signal);
 		if (ret != 0)
 			return ret;
 		if (o->n >= o->limit)
 			return 0;
 		/* Leaf exact; callers at the call site unless a signal. */
-		pc = cur.r[SP_X86_64_RIP] - (signal ? 0 : 1);
+		back = signal ? 0 : 1;
+		pc = cur.r[SP_X86_64_RIP] - back;
 	}
 }
 
