@@ -136,7 +136,8 @@ static size_t count_named(const Elf_Data *d, uint64_t addr, size_t size,
 	const uint8_t *p = d->d_buf;
 	size_t off, n = 0;
 
-	for (off = 0; off + size <= d->d_size; off += size)
+	for (off = 0; off + size <= d->d_size && off / size < PLT_ENTRIES_MAX;
+	     off += size)
 		n += slot_name(slots, entry_slot(p + off, size, addr + off)) !=
 		     NULL;
 	return n;
