@@ -105,11 +105,11 @@ def truncated_stacks(err):
 def case_max_depth(env):
     """A 2000-frame recursion is cut by the default depth limit and the
     summary says so, reasons adding up; --max-depth 4096 keeps it whole."""
-    deep = env.workload("wl_deep")
+    deep = env.workload("wl_recursion")
     spool = env.path("deep.spool")
     rc, _, err = env.run("record", "-s", "65528", "-o", spool, "--", deep,
-                         "1")
-    expect(rc == 0, f"record wl_deep: exit {rc}; stderr: {err}")
+                         "1", "2000")
+    expect(rc == 0, f"record wl_recursion 1 2000: exit {rc}; stderr: {err}")
     cut = truncated_stacks(err)
     reasons = summary_counts(err, "truncated by:")
     expect(cut >= 50, f"the recursion was not cut: {err!r}")
@@ -117,7 +117,7 @@ def case_max_depth(env):
     expect(reasons.get("depth_limit", 0) * 10 >= cut * 9,
            f"not cut by the depth limit: {err!r}")
     rc, _, err = env.run("record", "-s", "65528", "--max-depth", "4096",
-                         "-o", spool, "--", deep, "1")
+                         "-o", spool, "--", deep, "1", "2000")
     expect(rc == 0, f"record --max-depth 4096: exit {rc}; stderr: {err}")
     reasons = summary_counts(err, "truncated by:")
     expect(sum(reasons.values()) == truncated_stacks(err),

@@ -33,7 +33,7 @@
  * The workloads: a call ladder, a shared library, system calls, a hot
  * leaf whose epilogue pops RBP before the ret (wl_epilogue: samples after
  * the pop must reach _start as perf's do), and a recursion 2000 frames
- * deep in a 65528-byte copy (wl_deep), unwound with max_depth 8192
+ * deep in a 65528-byte copy (wl_recursion 1 2000), unwound with max_depth 8192
  * against `perf script --max-stack 8192`, and again with the default
  * depth limit: then every sample perf completed must be cut by it, and
  * each cut counted once as SP_SAMPLE_ERR_DEPTH_LIMIT.
@@ -596,7 +596,8 @@ static void run_depth_limited(const char *dir, const struct workload *w)
 	CHECK(deep >= 100);
 	CHECK_EQ(r->ours_truncated, deep);
 	CHECK_EQ(r->agree, r->full - deep);
-	CHECK_EQ(r->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT], r->st.truncated);
+	/* Samples perf did not complete may be cut for other reasons. */
+	CHECK(r->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT] >= deep);
 	check_reasons(r);
 	run_free(r, &pf);
 }
@@ -609,7 +610,8 @@ int main(void)
 		{ "sharedlib", SP_WL_DIR "/wl_sharedlib", "2", 16384, 0 },
 		{ "syscalls", SP_WL_DIR "/wl_syscalls", "2", 16384, 0 },
 		{ "epilogue", SP_WL_DIR "/wl_epilogue", "2", 16384, 0 },
-		{ "deep", SP_WL_DIR "/wl_deep", "1", 65528, SP_DEPTH_MAX },
+		{ "deep", SP_WL_DIR "/wl_recursion", "1 2000", 65528,
+		  SP_DEPTH_MAX },
 	};
 	char dir[] = "/tmp/sp_perf_compare.XXXXXX", cmd[256];
 	size_t i;
