@@ -16,9 +16,8 @@
  * Which symbols: STT_FUNC and STT_GNU_IFUNC, plus STT_NOTYPE in
  * executable sections (hand-written assembly labels such as ld.so's
  * _start and _dl_start_user, which have no size), defined in an allocated
- * section, with a non-empty name that is not a local label (".L...") or
- * a mapping symbol ("$x", "$d" of Arm code). .symtab (of the debug file
- * when there is one) is merged with the image's .dynsym and with the PLT
+ * section, with a non-empty name. .symtab (of the debug file when there
+ * is one) is merged with the image's .dynsym and with the PLT
  * stubs named from the relocations (plt.c: "rand@plt", whose names the
  * table owns): a partially stripped image keeps its exported names, and
  * duplicates collapse below; a real symbol beats a stub's name.
@@ -173,8 +172,7 @@ static int read_table(const struct sp__mem *mem, Elf *elf, Elf64_Word type,
 		    !keep_symbol(elf, &sym, &c.sec_end))
 			continue;
 		c.name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-		if (!c.name || !c.name[0] || c.name[0] == '$' ||
-		    !strncmp(c.name, ".L", 2))
+		if (!c.name || !c.name[0])
 			continue;
 		c.addr = sym.st_value;
 		c.size = sym.st_size;
