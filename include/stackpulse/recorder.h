@@ -88,6 +88,10 @@ struct sp_system_opts {
  *   (readers then show no absolute time).
  * @sample_interval_us: spool header metadata; 0 = derived from the
  *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
+ * @max_depth: user frames per stack before the truncated marker
+ *   (default SP_DEPTH_DEFAULT = 1024, at most SP_DEPTH_MAX = 8192); the
+ *   stacks it cuts count SP_SAMPLE_ERR_DEPTH_LIMIT.
+ * @reserved: must be 0.
  * @system: NULL = process mode: the caller adds targets with
  *   sp_recorder_attach(). Non-NULL = system mode: every process of the
  *   machine (or of @system's cgroup) is sampled through one event per
@@ -109,6 +113,8 @@ struct sp_recorder_opts {
 	uint64_t ring_samples;
 	uint64_t start_timestamp_us;
 	uint64_t sample_interval_us;
+	uint32_t max_depth;
+	uint32_t reserved;
 	const struct sp_system_opts *system;
 };
 
@@ -143,10 +149,15 @@ enum sp_attach_outcome {
  * @minimum_ring_buffer_bytes / @maximum_ring_buffer_bytes: the ring sizes
  *   mapped (after any halving).
  * @missing_pid_samples .. @empty_stack_samples: samples skipped, by
- *   reason; @truncated_frame_markers: stacks cut at the depth limit;
+ *   reason; @truncated_frame_markers: stacks cut short (any reason);
  *   @ignored_user_callchain_frames: user entries of kernel callchains.
  * @errors / @fallbacks: the unwinder's counters (enum sp_sample_error,
  *   enum sp_fallback).
+ * @truncation_reasons: why the unwinder cut each truncated stack, one
+ *   reason per stack: sums to @truncated_frame_markers (less the rare
+ *   sample the writer rejected, which is logged). @errors also counts
+ *   samples skipped before unwinding (registers missing), which have no
+ *   marker.
  */
 struct sp_recording_summary {
 	size_t size;
@@ -167,6 +178,7 @@ struct sp_recording_summary {
 	uint64_t ignored_user_callchain_frames;
 	uint64_t errors[SP_SAMPLE_ERR_COUNT];
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
+	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
 };
 
 /** struct sp_poll_summary is what one poll did. */

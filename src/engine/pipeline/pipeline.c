@@ -31,11 +31,17 @@ int sp__pipeline_new(const struct sp__pipeline_cfg *cfg,
 	p->rings = cfg->rings;
 	p->ops = cfg->ops;
 	p->ctx = cfg->ctx;
+	p->job_frames = cfg->job_frames;
 	p->clock = &sp__clock_monotonic;
 	sp__merge_init(&p->merge, p->mem);
 	p->scratch = sp__mem_alloc(p->mem, SP__RING_RECORD_MAX);
 	p->job = sp__mem_calloc(p->mem, 1, sizeof(*p->job));
-	err = p->scratch && p->job ? 0 : -ENOMEM;
+	if (p->job) {
+		p->job->cap = p->job_frames;
+		p->job->frames = sp__mem_calloc(p->mem, p->job_frames,
+						sizeof(*p->job->frames));
+	}
+	err = p->scratch && p->job && p->job->frames ? 0 : -ENOMEM;
 	if (!err && cfg->workers)
 		err = sp__threaded_new(p, cfg->workers);
 	if (err) {
@@ -55,8 +61,11 @@ void sp__pipeline_free(struct sp__pipeline *p)
 	sp__merge_fini(&p->merge);
 	if (p->scratch)
 		sp__mem_free(p->mem, p->scratch, SP__RING_RECORD_MAX);
-	if (p->job)
+	if (p->job) {
+		sp__mem_free(p->mem, p->job->frames,
+			     p->job->cap * sizeof(*p->job->frames));
 		sp__mem_free(p->mem, p->job, sizeof(*p->job));
+	}
 	sp__mem_free(p->mem, p, sizeof(*p));
 }
 

@@ -73,6 +73,7 @@ struct sp__pipeline_cfg {
 	struct sp_unwinder *unwinder;
 	struct sp__rings *rings; /* must outlive the pipeline */
 	unsigned workers;	 /* unwinder threads; 0 = inline mode */
+	size_t job_frames;	 /* frames per job (sp__job_frames()) */
 	const struct sp__pipeline_ops *ops;
 	void *ctx;
 };
@@ -101,6 +102,7 @@ struct sp__pipeline {
 	bool owner_taken;
 	void *scratch;	     /* SP__RING_RECORD_MAX bytes (inline drains) */
 	struct sp__job *job; /* inline mode's only job */
+	size_t job_frames;   /* frames of every job */
 	struct sp__threaded *threads; /* NULL: inline mode */
 	/* Counted here, added to the recorder's summary. */
 	struct sp_unwind_stats ustats;

@@ -71,7 +71,8 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 		return -errno;
 	err = readers_new(p, t);
 	if (!err)
-		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers);
+		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
+				    p->job_frames);
 	return err;
 }
 

@@ -28,7 +28,7 @@ static int opts_check(const struct sp_recorder_opts *o)
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
 			 SP_RECORDER_ZSTD))
 		return -EINVAL;
-	if (o->stack_size > 65528)
+	if (o->stack_size > 65528 || o->max_depth > SP_DEPTH_MAX || o->reserved)
 		return -EINVAL;
 	return 0;
 }
@@ -70,6 +70,12 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	return 0;
 }
 
+/* User frames per stack: the max_depth option or its default. */
+static uint32_t depth_of(const struct sp_recorder_opts *o)
+{
+	return o->max_depth ? o->max_depth : SP_DEPTH_DEFAULT;
+}
+
 static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 {
 	struct sp_unwinder_opts uo = { .size = sizeof(uo) };
@@ -77,6 +83,7 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 
 	uo.allocator = o->allocator;
 	uo.logger = o->logger;
+	uo.max_depth = depth_of(o);
 	err = sp_unwinder_new(&uo, &rec->unwinder);
 	if (err)
 		return err;
@@ -136,13 +143,15 @@ static const struct sp__pipeline_ops pipeline_ops = {
  * write dispatched jobs before a module change (so the spool order is
  * inline mode's), and leaves unwind tables to the workers.
  */
-static int pipeline_new(struct sp_recorder *rec, unsigned workers)
+static int pipeline_new(struct sp_recorder *rec, unsigned workers,
+			uint32_t depth)
 {
 	struct sp__pipeline_cfg pc = { .mem = &rec->mem,
 				       .logger = rec->logger,
 				       .unwinder = rec->unwinder,
 				       .rings = &rec->rings,
 				       .workers = workers,
+				       .job_frames = sp__job_frames(depth),
 				       .ops = &pipeline_ops,
 				       .ctx = rec };
 	int err = sp__pipeline_new(&pc, &rec->pipe);
@@ -189,7 +198,7 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
 	if (!err)
-		err = pipeline_new(rec, worker_count(o->threads));
+		err = pipeline_new(rec, worker_count(o->threads), depth_of(o));
 	if (err) {
 		sp_recorder_close(rec);
 		return err;
@@ -409,6 +418,8 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 	s.lost_events += p->dropped;
 	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
 		s.errors[i] += p->ustats.errors[i];
+	memcpy(s.truncation_reasons, p->ustats.errors,
+	       sizeof(s.truncation_reasons));
 	memcpy(s.fallbacks, p->ustats.fallbacks, sizeof(s.fallbacks));
 	return sp__opts_store(out, &s, sizeof(s));
 }
