@@ -164,7 +164,11 @@ int sp__pipeline_step(struct sp__pipeline *p, uint64_t upto)
 	if (p->threads)
 		return sp__threaded_step(p, upto == UINT64_MAX);
 	err = drain(p);
-	return err ? err : sp__pipeline_release(p, upto);
+	if (!err)
+		err = sp__pipeline_release(p, upto);
+	if (!err && upto > p->released)
+		p->released = upto;
+	return err;
 }
 
 bool sp__pipeline_ready(const struct sp__pipeline *p)
@@ -201,12 +205,14 @@ int sp__pipeline_wake_fd(const struct sp__pipeline *p)
 bool sp__pipeline_has_records(const struct sp__pipeline *p, int32_t pid,
 			      uint64_t seen_ns)
 {
+	uint64_t released = p->threads ? p->threads->released : p->released;
+
 	/*
-	 * Threaded mode: the last records before @seen_ns may still sit in
-	 * a reader; they are all queued once the released watermark passed
-	 * it.
+	 * The last records before @seen_ns may still sit in a ring (or a
+	 * reader): a recorder behind by seconds has that much in its rings.
+	 * They are all applied once the released watermark passed it.
 	 */
-	if (p->threads && seen_ns >= p->threads->released)
+	if (seen_ns >= released)
 		return true;
 	return sp__merge_has_pid(&p->merge, pid);
 }
@@ -222,6 +228,7 @@ int sp__pipeline_set_clock(struct sp__pipeline *p,
 			   const struct sp__clock *clock)
 {
 	p->clock = clock;
+	p->released = 0; /* a watermark of the old clock means nothing now */
 	return p->threads ? sp__threaded_set_clock(p) : 0;
 }
 

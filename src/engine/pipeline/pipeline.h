@@ -104,6 +104,11 @@ struct sp__pipeline {
 	struct sp__job *job; /* inline mode's only job */
 	size_t job_frames;   /* frames of every job */
 	struct sp__threaded *threads; /* NULL: inline mode */
+	/*
+	 * Inline mode: every record older than this was applied (the last
+	 * watermark released; threaded mode keeps its own).
+	 */
+	uint64_t released;
 	/* Counted here, added to the recorder's summary. */
 	struct sp_unwind_stats ustats;
 	uint64_t unusable; /* samples read that could not be parsed */
@@ -145,8 +150,8 @@ int sp__pipeline_timeout(const struct sp__pipeline *p, int timeout_ms);
 int sp__pipeline_wake_fd(const struct sp__pipeline *p);
 
 /*
- * Whether records of @pid may still be queued: in the merge queue, or
- * (threaded mode) in a reader, when @seen_ns is not yet released.
+ * Whether records of @pid may still be queued: in the merge queue, or in
+ * a ring (or a reader) when @seen_ns is not yet released.
  */
 bool sp__pipeline_has_records(const struct sp__pipeline *p, int32_t pid,
 			      uint64_t seen_ns);

@@ -47,10 +47,9 @@ static void on_pidfd(struct sp_recorder *rec, int fd)
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
-		if (p->pidfd == fd && p->state == SP__PROC_ALIVE) {
-			p->state = SP__PROC_DYING;
-			p->dying_ns = sp__now_ns();
-		}
+		if (p->pidfd == fd && p->state == SP__PROC_ALIVE)
+			sp__process_dying(
+				p, sp__clock_read(sp__recorder_clock(rec)));
 	}
 }
 
