@@ -153,6 +153,30 @@ static bool fits_i32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
+bool sp__cfi_small_off(const struct sp__cfi_rule *r)
+{
+	return r->off % 8 == 0 && r->off / 8 >= INT8_MIN &&
+	       r->off / 8 <= INT8_MAX;
+}
+
+bool sp__cfi_pack_saves(const struct sp__cfi_extra *x, uint64_t *saves)
+{
+	unsigned k;
+
+	*saves = 0;
+	for (k = 0; k < SP__SAVE_NREGS; k++) {
+		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
+
+		if (r->kind == SP__RULE_SAME)
+			continue;
+		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
+		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
+			return false;
+		*saves |= (uint64_t)(-r->off / 8) << (SP__SAVE_BITS * k);
+	}
+	return true;
+}
+
 /* Classifies one register rule as dwarf_frame_register reports it. */
 static int classify(struct builder *b, const Dwarf_Op *ops, size_t nops,
 		    const Dwarf_Op *ops_mem, struct sp__cfi_rule *rule)

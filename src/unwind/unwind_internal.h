@@ -246,6 +246,33 @@ struct sp__step_fail {
 };
 
 /*
+ * step_rules.c: what every architecture's step does alike. sp__step_fail
+ * fills @fail and returns -1; sp__step_add_off is base + off, false on
+ * overflow; sp__step_read_at reads the slot at CFA + off (fails with
+ * @fallback); sp__step_rule_value is the value of a generic rule: 0, 1
+ * (register unknown) or -1 (fail).
+ */
+int sp__step_fail(struct sp__step_fail *fail, enum sp_sample_error error,
+		  enum sp_unwind_fallback fallback);
+bool sp__step_add_off(uint64_t base, int64_t off, uint64_t *out);
+int sp__step_read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
+		     uint64_t *out, struct sp__step_fail *fail,
+		     enum sp_unwind_fallback fallback);
+int sp__step_rule_value(const struct sp__cfi_table *table,
+			const struct sp__cfi_rule *rule,
+			const struct sp__stack *stack,
+			const struct sp_regs *cur, uint64_t cfa, uint64_t *out);
+
+/*
+ * cfi_build.c, for arch/<arch>_cfi.c: whether a rule's CFA offset is a
+ * whole number of 8-byte slots that fits an int8_t; and the packed saves
+ * field (sp__cfi_saved_reg(k), SP__SAVE_BITS each) of @x, false when a
+ * saved register is not at CFA - 8n for n in 1..SP__SAVE_MAX.
+ */
+bool sp__cfi_small_off(const struct sp__cfi_rule *rule);
+bool sp__cfi_pack_saves(const struct sp__cfi_extra *x, uint64_t *saves);
+
+/*
  * arch/<arch>.c: registers and the step.
  * sp__arch_check_regs: 0 or the error kind (+1) that rejects the sample.
  * sp__arch_step_cfi: applies rule set @row to @cur, giving the caller's

@@ -86,25 +86,6 @@ static void carry_callee_saved(const struct sp_regs *cur, struct sp_regs *next)
 	next->abi = cur->abi;
 }
 
-static int fail_with(struct sp__step_fail *fail, enum sp_sample_error error,
-		     enum sp_unwind_fallback fallback)
-{
-	fail->error = error;
-	fail->fallback = fallback;
-	return -1;
-}
-
-/* base + off with overflow detection. */
-static bool add_off(uint64_t base, int64_t off, uint64_t *out)
-{
-	uint64_t r = base + (uint64_t)off;
-
-	if ((off >= 0 && r < base) || (off < 0 && r > base))
-		return false;
-	*out = r;
-	return true;
-}
-
 /* The X29 slot of @row (bytes from the CFA): true when it saves X29. */
 static bool fp_slot(const struct sp__cfi_table *table,
 		    const struct sp__cfi_rules *row, int64_t *off)
@@ -135,11 +116,12 @@ static int recover_cfa(const struct sp__cfi_table *table,
 
 	if (!(cur->valid & SP__REG_BIT(SP_AARCH64_X29)) ||
 	    !fp_slot(table, row, &off))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 SP_FALLBACK_DWARF_NO_CFA);
-	if (off == INT64_MIN || !add_off(cur->r[SP_AARCH64_X29], -off, cfa))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 SP_FALLBACK_DWARF_NO_CFA);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     SP_FALLBACK_DWARF_NO_CFA);
+	if (off == INT64_MIN ||
+	    !sp__step_add_off(cur->r[SP_AARCH64_X29], -off, cfa))
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     SP_FALLBACK_DWARF_NO_CFA);
 	return 0;
 }
 
@@ -154,11 +136,13 @@ static int compute_cfa(const struct sp__cfi_table *table,
 		err = sp__cfi_expr_eval(table, (uint32_t)row->cfa_off, cur,
 					stack, false, 0, cfa);
 		if (err == -ERANGE)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_CFA);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_STACK_TRUNCATED,
+					     SP_FALLBACK_DWARF_NO_CFA);
 		if (err)
-			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-					 SP_FALLBACK_DWARF_NO_CFA);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_REGISTER_CAPTURE,
+					     SP_FALLBACK_DWARF_NO_CFA);
 		return 0;
 	}
 	if (row->cfa_reg == SP_AARCH64_SP &&
@@ -166,26 +150,11 @@ static int compute_cfa(const struct sp__cfi_table *table,
 		return recover_cfa(table, row, cur, cfa, fail);
 	if (row->cfa_reg >= SP_AARCH64_NREGS ||
 	    !(cur->valid & SP__REG_BIT(row->cfa_reg)))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 SP_FALLBACK_DWARF_NO_CFA);
-	if (!add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 SP_FALLBACK_DWARF_NO_CFA);
-	return 0;
-}
-
-/* Reads the slot at CFA + off. */
-static int read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
-		   uint64_t *out, struct sp__step_fail *fail,
-		   enum sp_unwind_fallback fallback)
-{
-	uint64_t addr;
-
-	if (!add_off(cfa, off, &addr))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 fallback);
-	if (sp__stack_read(stack, addr, out))
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED, fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     SP_FALLBACK_DWARF_NO_CFA);
+	if (!sp__step_add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     SP_FALLBACK_DWARF_NO_CFA);
 	return 0;
 }
 
@@ -194,45 +163,10 @@ static int ra_from_lr(const struct sp_regs *cur, struct sp_regs *next,
 		      struct sp__step_fail *fail)
 {
 	if (!(cur->valid & SP__REG_BIT(SP__A64_LR)))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	next->r[SP_AARCH64_PC] = cur->r[SP__A64_LR];
 	return 0;
-}
-
-/* Value of one generic rule: 0, 1 (register unknown), or -1 (fail). */
-static int rule_value(const struct sp__cfi_table *table,
-		      const struct sp__cfi_rule *rule,
-		      const struct sp__stack *stack, const struct sp_regs *cur,
-		      uint64_t cfa, uint64_t *out)
-{
-	uint64_t addr;
-
-	switch (rule->kind) {
-	case SP__RULE_AT_CFA:
-		if (!add_off(cfa, rule->off, &addr))
-			return -1;
-		return sp__stack_read(stack, addr, out);
-	case SP__RULE_VAL_CFA:
-		return add_off(cfa, rule->off, out) ? 0 : -1;
-	case SP__RULE_REG:
-		if (!(cur->valid & SP__REG_BIT(rule->reg)))
-			return 1;
-		*out = cur->r[rule->reg];
-		return 0;
-	case SP__RULE_AT_EXPR:
-		if (sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
-				      true, cfa, &addr))
-			return -1;
-		return sp__stack_read(stack, addr, out);
-	case SP__RULE_VAL_EXPR:
-		return sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
-					 true, cfa, out) ?
-			       -1 :
-			       0;
-	default:
-		return 1; /* undefined */
-	}
 }
 
 /*
@@ -257,13 +191,15 @@ static int apply_extra(const struct sp__cfi_table *table,
 		if (ra_from_lr(cur, next, fail))
 			return -1;
 	} else {
-		r = rule_value(table, ra, stack, cur, cfa, &v);
+		r = sp__step_rule_value(table, ra, stack, cur, cfa, &v);
 		if (r < 0)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		if (r > 0)
-			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		next->r[SP_AARCH64_PC] = v;
 	}
 	/* Every other rule, X30 and SP aside (the RA and the CFA). */
@@ -273,10 +209,12 @@ static int apply_extra(const struct sp__cfi_table *table,
 		reg = (unsigned)__builtin_ctzll(todo);
 		if (reg >= SP_AARCH64_NREGS)
 			break;
-		r = rule_value(table, &x->rule[reg], stack, cur, cfa, &v);
+		r = sp__step_rule_value(table, &x->rule[reg], stack, cur, cfa,
+					&v);
 		if (r < 0 && reg == SP_AARCH64_X29)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				SP_FALLBACK_DWARF_NO_FRAME_POINTER);
 		if (r != 0) {
 			next->valid &= ~SP__REG_BIT(reg);
 			continue;
@@ -320,17 +258,17 @@ static int apply_simple(const struct sp__cfi_rules *row,
 		*lr = true;
 		if (ra_from_lr(cur, next, fail))
 			return -1;
-	} else if (read_at(stack, cfa, 8 * (int64_t)row->ra,
-			   &next->r[SP_AARCH64_PC], fail,
-			   SP_FALLBACK_DWARF_NO_RETURN_ADDRESS)) {
+	} else if (sp__step_read_at(stack, cfa, 8 * (int64_t)row->ra,
+				    &next->r[SP_AARCH64_PC], fail,
+				    SP_FALLBACK_DWARF_NO_RETURN_ADDRESS)) {
 		return -1;
 	}
 	if (row->flags & SP__ROW_FP_UNDEF)
 		next->valid &= ~SP__REG_BIT(SP_AARCH64_X29);
 	if (row->flags & SP__ROW_FP_SAVED) {
-		if (read_at(stack, cfa, 8 * (int64_t)row->fp,
-			    &next->r[SP_AARCH64_X29], fail,
-			    SP_FALLBACK_DWARF_NO_FRAME_POINTER))
+		if (sp__step_read_at(stack, cfa, 8 * (int64_t)row->fp,
+				     &next->r[SP_AARCH64_X29], fail,
+				     SP_FALLBACK_DWARF_NO_FRAME_POINTER))
 			return -1;
 		next->valid |= SP__REG_BIT(SP_AARCH64_X29);
 	}
@@ -350,14 +288,15 @@ static int apply_signal(const struct sp__stack *stack,
 	uint64_t base, v;
 	unsigned r;
 
-	if (!add_off(cur->r[SP_AARCH64_SP], SIGFRAME_MCONTEXT, &base) ||
+	if (!sp__step_add_off(cur->r[SP_AARCH64_SP], SIGFRAME_MCONTEXT,
+			      &base) ||
 	    base > UINT64_MAX - SIGCTX_PC - 8)
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 SP_FALLBACK_DWARF_NO_CFA);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     SP_FALLBACK_DWARF_NO_CFA);
 	if (sp__stack_read(stack, base + SIGCTX_PC, &next->r[SP_AARCH64_PC]) ||
 	    sp__stack_read(stack, base + SIGCTX_SP, &next->r[SP_AARCH64_SP]))
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	next->valid = SP__PC_SP;
 	for (r = 0; r <= SP__A64_LR; r++) {
 		if (sp__stack_read(stack, base + SIGCTX_REGS + 8 * r, &v))
@@ -379,18 +318,18 @@ static int check_next(const struct sp_regs *cur, struct sp_regs *next,
 
 	next->r[SP_AARCH64_PC] = sp__a64_strip(next->r[SP_AARCH64_PC]);
 	if (next->r[SP_AARCH64_PC] == 0)
-		return fail_with(fail, SP_SAMPLE_ERR_RETURN_ADDRESS_NULL,
-				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_RETURN_ADDRESS_NULL,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	if (signal)
 		return 0;
 	/* A return address is used once: the caller's X30 holds none. */
 	next->valid &= ~SP__REG_BIT(SP__A64_LR);
 	if (nsp < sp)
-		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
-				 SP_FALLBACK_DWARF_SP_MOVED_BACKWARDS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				     SP_FALLBACK_DWARF_SP_MOVED_BACKWARDS);
 	if (nsp == sp && !lr)
-		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
-				 SP_FALLBACK_DWARF_DID_NOT_ADVANCE);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+				     SP_FALLBACK_DWARF_DID_NOT_ADVANCE);
 	return 0;
 }
 
@@ -412,8 +351,9 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 		return -1;
 	if (__builtin_expect(row->flags & SP__ROW_EXTRA, 0)) {
 		if (row->extra >= table->nextras)
-			return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
-					 SP_FALLBACK_DWARF_UNWIND_INFO);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+					     SP_FALLBACK_DWARF_UNWIND_INFO);
 		r = apply_extra(table, &table->extras[row->extra], stack, cur,
 				cfa, next, &lr, fail);
 	} else {
@@ -433,21 +373,21 @@ int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 
 	fail->fallback = SP_FALLBACK_DWARF_NO_FRAME_POINTER;
 	if (!(cur->valid & SP__REG_BIT(SP_AARCH64_X29)))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     fail->fallback);
 	/* The outermost frame record has X29 = 0 (glibc's _start). */
 	if (fp == 0)
 		return SP__STEP_END;
 	if (fp < cur->r[SP_AARCH64_SP])
-		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				     fail->fallback);
 	if (fp > UINT64_MAX - 16)
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     fail->fallback);
 	if ((fp & 7) || sp__stack_read(stack, fp, &caller_fp) ||
 	    sp__stack_read(stack, fp + 8, &ra))
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				     fail->fallback);
 	carry_callee_saved(cur, next);
 	/* SP is only a lower bound now: valid bit clear (see above). */
 	next->valid |= SP__REG_BIT(SP_AARCH64_PC);

@@ -39,32 +39,6 @@ void sp__arch_rule_default(unsigned reg, struct sp__cfi_rule *rule)
 		rule->kind = SP__RULE_SAME;
 }
 
-static bool small_cfa_off(const struct sp__cfi_rule *r)
-{
-	return r->off % 8 == 0 && r->off / 8 >= INT8_MIN &&
-	       r->off / 8 <= INT8_MAX;
-}
-
-/* X19-X28 into saves: each same, or at CFA - 8n for n in 1..63. */
-static bool pack_saves(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
-{
-	uint64_t saves = 0;
-	unsigned k;
-
-	for (k = 0; k < SP__SAVE_NREGS; k++) {
-		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
-
-		if (r->kind == SP__RULE_SAME)
-			continue;
-		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
-		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
-			return false;
-		saves |= (uint64_t)(-r->off / 8) << (SP__SAVE_BITS * k);
-	}
-	row->saves = saves;
-	return true;
-}
-
 bool sp__arch_pack(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
 {
 	const struct sp__cfi_rule *ra = &x->rule[SP_AARCH64_X30];
@@ -73,19 +47,19 @@ bool sp__arch_pack(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
 			  ~((0x3ffull << 19) | (1ull << SP_AARCH64_X29) |
 			    (1ull << SP_AARCH64_X30));
 
-	if (others || !pack_saves(x, row))
+	if (others || !sp__cfi_pack_saves(x, &row->saves))
 		return false;
 	if (ra->kind == SP__RULE_UNDEF)
 		row->flags |= SP__ROW_RA_UNDEF;
 	else if (ra->kind == SP__RULE_SAME)
 		row->flags |= SP__ROW_RA_LR;
-	else if (ra->kind == SP__RULE_AT_CFA && small_cfa_off(ra))
+	else if (ra->kind == SP__RULE_AT_CFA && sp__cfi_small_off(ra))
 		row->ra = (int8_t)(ra->off / 8);
 	else
 		return false;
 	if (fp->kind == SP__RULE_UNDEF)
 		row->flags |= SP__ROW_FP_UNDEF;
-	else if (fp->kind == SP__RULE_AT_CFA && small_cfa_off(fp))
+	else if (fp->kind == SP__RULE_AT_CFA && sp__cfi_small_off(fp))
 		row->flags |= SP__ROW_FP_SAVED;
 	else if (fp->kind != SP__RULE_SAME)
 		return false;

@@ -21,52 +21,27 @@ void sp__arch_rule_default(unsigned reg, struct sp__cfi_rule *rule)
 		rule->kind = SP__RULE_SAME;
 }
 
-static bool small_cfa_off(const struct sp__cfi_rule *r)
-{
-	return r->off % 8 == 0 && r->off / 8 >= INT8_MIN &&
-	       r->off / 8 <= INT8_MAX;
-}
-
-/* RBX, R12-R15 into saves: each same, or at CFA - 8n for n in 1..63. */
-static bool pack_saves(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
-{
-	uint32_t saves = 0;
-	unsigned k;
-
-	for (k = 0; k < SP__SAVE_NREGS; k++) {
-		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
-
-		if (r->kind == SP__RULE_SAME)
-			continue;
-		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
-		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
-			return false;
-		saves |= (uint32_t)(-r->off / 8) << (SP__SAVE_BITS * k);
-	}
-	row->saves = saves;
-	return true;
-}
-
 /* Packs the rules into the rule set when they fit the simple shape. */
 bool sp__arch_pack(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
 {
 	const struct sp__cfi_rule *ra = &x->rule[SP_X86_64_RIP];
 	const struct sp__cfi_rule *bp = &x->rule[SP_X86_64_RBP];
-	uint64_t others = x->mask &
-			  ~((1u << SP_X86_64_RIP) | (1u << SP_X86_64_RBP) |
-			    (1u << 3) | (0xfu << 12));
+	uint64_t saves, others = x->mask & ~((1u << SP_X86_64_RIP) |
+					     (1u << SP_X86_64_RBP) | (1u << 3) |
+					     (0xfu << 12));
 
-	if (others || !pack_saves(x, row))
+	if (others || !sp__cfi_pack_saves(x, &saves))
 		return false;
+	row->saves = (uint32_t)saves; /* 5 fields of 6 bits */
 	if (ra->kind == SP__RULE_UNDEF)
 		row->flags |= SP__ROW_RA_UNDEF;
-	else if (ra->kind == SP__RULE_AT_CFA && small_cfa_off(ra))
+	else if (ra->kind == SP__RULE_AT_CFA && sp__cfi_small_off(ra))
 		row->ra = (int8_t)(ra->off / 8);
 	else
 		return false;
 	if (bp->kind == SP__RULE_UNDEF)
 		row->flags |= SP__ROW_RBP_UNDEF;
-	else if (bp->kind == SP__RULE_AT_CFA && small_cfa_off(bp))
+	else if (bp->kind == SP__RULE_AT_CFA && sp__cfi_small_off(bp))
 		row->flags |= SP__ROW_RBP_SAVED;
 	else if (bp->kind != SP__RULE_SAME)
 		return false;
