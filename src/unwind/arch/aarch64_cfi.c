@@ -25,6 +25,13 @@
  * X30 at CFA - 8. sp__arch_synth describes .plt and .iplt so; frame
  * pointers would skip the stub's caller, whose return address is only
  * in X30.
+ *
+ * The vDSO's signal trampoline, __kernel_rt_sigreturn, has no CFI since
+ * Linux 5.x (arch/arm64/kernel/vdso/sigreturn.S comments its directives
+ * out), and its frame record only leads past the interrupted function.
+ * sp__arch_synth gives it a signal row (the step reads the sigcontext),
+ * from its symbol, over the nop before it too: a return address - 1
+ * lands there.
  */
 
 const uint8_t sp__arch_tracked_regs[] = {
@@ -126,6 +133,32 @@ static int plt_rows(const struct sp__mem *mem, Elf_Scn *scn,
 	return err;
 }
 
+/* The signal row of __kernel_rt_sigreturn when @scn's symbols have it. */
+static int sigreturn_row(const struct sp__mem *mem, Elf *elf, Elf_Scn *scn,
+			 const GElf_Shdr *sh, struct sp__vec *out)
+{
+	static const struct sp__cfi_rules signal = { .cfa_reg = SP_AARCH64_SP,
+						     .flags = SP__ROW_SIGNAL };
+	Elf_Data *d = elf_getdata(scn, NULL);
+	const char *name;
+	size_t i, n;
+	GElf_Sym sym;
+
+	if (!d || sh->sh_entsize == 0)
+		return 0;
+	n = d->d_size / sh->sh_entsize;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_value < 4 ||
+		    sym.st_value > UINT64_MAX - 8)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (name && strcmp(name, "__kernel_rt_sigreturn") == 0)
+			return add(mem, out, sym.st_value - 4, sym.st_value + 8,
+				   &signal);
+	}
+	return 0;
+}
+
 int sp__arch_synth(const struct sp__mem *mem, Elf *elf, struct sp__vec *out)
 {
 	Elf_Scn *scn = NULL;
@@ -144,5 +177,10 @@ int sp__arch_synth(const struct sp__mem *mem, Elf *elf, struct sp__vec *out)
 		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".iplt")))
 			err = plt_rows(mem, scn, &sh, out);
 	}
+	/* __kernel_rt_sigreturn, among the dynamic symbols (the vDSO). */
+	scn = NULL;
+	while (!err && (scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			err = sigreturn_row(mem, elf, scn, &sh, out);
 	return err;
 }
