@@ -249,15 +249,28 @@ struct sp__step_fail {
  * step_rules.c: what every architecture's step does alike. sp__step_fail
  * fills @fail and returns -1; sp__step_add_off is base + off, false on
  * overflow; sp__step_read_at reads the slot at CFA + off (fails with
- * @fallback); sp__step_rule_value is the value of a generic rule: 0, 1
- * (register unknown) or -1 (fail).
+ * @fallback). A callee-saved register's slot (step_rules.c):
+ * sp__step_read_saved reads the slot at @addr: 0, SP__SLOT_RESTORED when
+ * it lies below the copy (popped already: the register keeps its value,
+ * @out is left alone) or -1 past the copy's end; sp__step_read_fp_at
+ * reads the frame pointer's slot at CFA + off the same way but fails the
+ * step past the end (the frame-pointer fallback would only find older
+ * bytes there). sp__step_rule_value is the value of a generic rule: 0,
+ * SP__SLOT_RESTORED, SP__RULE_UNKNOWN (register unknown) or -1 (fail).
  */
+#define SP__SLOT_RESTORED 1
+#define SP__RULE_UNKNOWN 2
+
 int sp__step_fail(struct sp__step_fail *fail, enum sp_sample_error error,
 		  enum sp_unwind_fallback fallback);
 bool sp__step_add_off(uint64_t base, int64_t off, uint64_t *out);
 int sp__step_read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
 		     uint64_t *out, struct sp__step_fail *fail,
 		     enum sp_unwind_fallback fallback);
+int sp__step_read_saved(const struct sp__stack *stack, uint64_t addr,
+			uint64_t *out);
+int sp__step_read_fp_at(const struct sp__stack *stack, uint64_t cfa,
+			int64_t off, uint64_t *out, struct sp__step_fail *fail);
 int sp__step_rule_value(const struct sp__cfi_table *table,
 			const struct sp__cfi_rule *rule,
 			const struct sp__stack *stack,

@@ -22,6 +22,9 @@
  *  - a signal frame reads X0-X30, SP and PC from the sigcontext at SP;
  *  - the fast path and the full step agree on a simple row with X19-X28
  *    saves;
+ *  - an epilogue after ldp x29, x30, [sp], #16 whose CFI still names the
+ *    slots (now below the copy): X29 and X19 keep their values and the
+ *    return address comes from X30 in the leaf; below it the step fails;
  *  - the rows made for this executable's PLT (no CFI there).
  */
 
@@ -212,6 +215,40 @@ static void test_fast_matches_full(void)
 	CHECK_EQ(next.r[19], words[(BASE + 224 - 80 - BASE) / 8]);
 }
 
+/*
+ * Sampled after the pop: SP (the copy's start) is the CFA, and the rules
+ * still say X29, X30 and X19 are at CFA - 16, - 8 and - 24.
+ */
+static void test_epilogue(void)
+{
+	struct sp__cfi_rules row = { .cfa_reg = SP_AARCH64_SP,
+				     .flags = SP__ROW_FP_SAVED,
+				     .ra = -1,
+				     .fp = -2,
+				     .saves = 3 };
+	struct sp_regs cur = leaf_regs(0x400100, BASE), next, fast;
+	struct sp__step_fail fail;
+
+	cur.r[SP_AARCH64_X30] = 0x400300;
+	fast = cur;
+	CHECK_EQ(sp__arch_step_simple(&row, &stack, &fast), 1); /* declined */
+	CHECK_EQ(sp__arch_step_cfi(&no_table, &row, &stack, &cur, &next, &fail),
+		 0);
+	CHECK_EQ(next.r[SP_AARCH64_PC], 0x400300);
+	CHECK_EQ(next.r[SP_AARCH64_SP], BASE);
+	CHECK_EQ(next.r[SP_AARCH64_X29], cur.r[SP_AARCH64_X29]);
+	CHECK(next.valid & (1ull << SP_AARCH64_X29));
+	CHECK_EQ(next.r[19], cur.r[19]);
+	CHECK(next.valid & (1ull << 19));
+	CHECK(!(next.valid & (1ull << SP_AARCH64_X30)));
+	/* Not the leaf: X30 holds no return address, the slot is gone. */
+	cur.valid &= ~(1ull << SP_AARCH64_X30);
+	CHECK_EQ(sp__arch_step_cfi(&no_table, &row, &stack, &cur, &next, &fail),
+		 -1);
+	CHECK_EQ(fail.error, SP_SAMPLE_ERR_STACK_TRUNCATED);
+	CHECK_EQ(fail.fallback, SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+}
+
 /* This executable calls libc through its PLT, which has no CFI. */
 static void test_plt_rows(void)
 {
@@ -254,6 +291,7 @@ int main(void)
 	test_sp_recovery();
 	test_signal();
 	test_fast_matches_full();
+	test_epilogue();
 	test_plt_rows();
 	return T_EXIT_PASS;
 }

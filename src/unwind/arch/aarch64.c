@@ -33,6 +33,12 @@
  * would only give X29 and X30 of the interrupted frame, which loses the
  * interrupted function itself (the comment in the kernel's sigreturn.S).
  *
+ * A register's slot below the stack copy (below the sampled SP) was
+ * popped already: an epilogue sampled after its ldp, where the CFI still
+ * names the slot (step_rules.c). X29 and X19-X28 keep their values;
+ * the return address was loaded into X30 by the same ldp, so the leaf
+ * takes it from there (ra_popped), and a frame above the leaf fails.
+ *
  * The frame-record step reads [X29] = caller's X29, [X29 + 8] = return
  * address (AAPCS64 frame records), and requires X29 inside the copy,
  * 8-byte aligned and not below SP. The record sits at the bottom of the
@@ -170,6 +176,23 @@ static int ra_from_lr(const struct sp_regs *cur, struct sp_regs *next,
 }
 
 /*
+ * The return address's slot lies below the copy: an epilogue has loaded
+ * it already (ldp x29, x30, [sp], #16 before ret), into the link
+ * register, where it is when this is the leaf. Below the leaf the link
+ * register holds none, and the step fails as for a slot past the copy.
+ */
+static int ra_popped(const struct sp_regs *cur, struct sp_regs *next, bool *lr,
+		     struct sp__step_fail *fail)
+{
+	if (!(cur->valid & SP__REG_BIT(SP__A64_LR)))
+		return sp__step_fail(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+	*lr = true;
+	next->r[SP_AARCH64_PC] = cur->r[SP__A64_LR];
+	return 0;
+}
+
+/*
  * The full rules of an extras[] entry. Sets *@lr when the return address
  * came from the link register.
  */
@@ -192,6 +215,8 @@ static int apply_extra(const struct sp__cfi_table *table,
 			return -1;
 	} else {
 		r = sp__step_rule_value(table, ra, stack, cur, cfa, &v);
+		if (r == SP__SLOT_RESTORED)
+			return ra_popped(cur, next, lr, fail);
 		if (r < 0)
 			return sp__step_fail(
 				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
@@ -215,6 +240,9 @@ static int apply_extra(const struct sp__cfi_table *table,
 			return sp__step_fail(
 				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
 				SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+		/* Popped already: callee-saved registers keep their value. */
+		if (r == SP__SLOT_RESTORED)
+			continue;
 		if (r != 0) {
 			next->valid &= ~SP__REG_BIT(reg);
 			continue;
@@ -226,25 +254,52 @@ static int apply_extra(const struct sp__cfi_table *table,
 }
 
 /*
- * X19-X28 from their packed slots below the CFA; a slot outside the copy
- * makes the register unknown in the caller rather than failing the step.
+ * X19-X28 from their packed slots below the CFA; a slot past the copy
+ * makes the register unknown in the caller rather than failing the step,
+ * and a slot below it keeps the register's value (popped already).
  */
 void sp__arch_saves_checked(uint64_t saves, const struct sp__stack *stack,
 			    uint64_t cfa, struct sp_regs *next)
 {
 	unsigned k, n, reg;
+	int r;
 
 	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
 		n = (unsigned)(saves & SP__SAVE_MAX);
 		if (!n)
 			continue;
 		reg = sp__cfi_saved_reg(k);
-		if (cfa >= 8 * n &&
-		    sp__stack_read(stack, cfa - 8 * n, &next->r[reg]) == 0)
+		r = cfa >= 8 * n ? sp__step_read_saved(stack, cfa - 8 * n,
+						       &next->r[reg]) :
+				   -1;
+		if (r == 0)
 			next->valid |= SP__REG_BIT(reg);
-		else
+		else if (r < 0)
 			next->valid &= ~SP__REG_BIT(reg);
 	}
+}
+
+/*
+ * The return address from its slot at CFA + @off, or, when the slot lies
+ * below the copy (ra_popped), from the link register.
+ */
+static int ra_slot(const struct sp__stack *stack, uint64_t cfa, int64_t off,
+		   const struct sp_regs *cur, struct sp_regs *next, bool *lr,
+		   struct sp__step_fail *fail)
+{
+	uint64_t addr;
+	int r;
+
+	if (!sp__step_add_off(cfa, off, &addr))
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+	r = sp__step_read_saved(stack, addr, &next->r[SP_AARCH64_PC]);
+	if (r == SP__SLOT_RESTORED)
+		return ra_popped(cur, next, lr, fail);
+	if (r < 0)
+		return sp__step_fail(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+	return 0;
 }
 
 static int apply_simple(const struct sp__cfi_rules *row,
@@ -252,25 +307,29 @@ static int apply_simple(const struct sp__cfi_rules *row,
 			const struct sp_regs *cur, struct sp_regs *next,
 			bool *lr, struct sp__step_fail *fail)
 {
+	int r;
+
 	if (row->flags & SP__ROW_RA_UNDEF)
 		return SP__STEP_END;
 	if (row->flags & SP__ROW_RA_LR) {
 		*lr = true;
 		if (ra_from_lr(cur, next, fail))
 			return -1;
-	} else if (sp__step_read_at(stack, cfa, 8 * (int64_t)row->ra,
-				    &next->r[SP_AARCH64_PC], fail,
-				    SP_FALLBACK_DWARF_NO_RETURN_ADDRESS)) {
-		return -1;
+	} else {
+		r = ra_slot(stack, cfa, 8 * (int64_t)row->ra, cur, next, lr,
+			    fail);
+		if (r)
+			return r;
 	}
 	if (row->flags & SP__ROW_FP_UNDEF)
 		next->valid &= ~SP__REG_BIT(SP_AARCH64_X29);
 	if (row->flags & SP__ROW_FP_SAVED) {
-		if (sp__step_read_at(stack, cfa, 8 * (int64_t)row->fp,
-				     &next->r[SP_AARCH64_X29], fail,
-				     SP_FALLBACK_DWARF_NO_FRAME_POINTER))
+		r = sp__step_read_fp_at(stack, cfa, 8 * (int64_t)row->fp,
+					&next->r[SP_AARCH64_X29], fail);
+		if (r < 0)
 			return -1;
-		next->valid |= SP__REG_BIT(SP_AARCH64_X29);
+		if (r == 0)
+			next->valid |= SP__REG_BIT(SP_AARCH64_X29);
 	}
 	if (row->saves)
 		sp__arch_apply_saves(row->saves, stack, cfa, next);

@@ -33,7 +33,8 @@ static inline uint64_t sp__arch_sp(const struct sp_regs *regs)
 
 /*
  * X19-X28 from their slots at CFA - 8n when some slot may lie outside
- * the copy: such a register becomes unknown (aarch64.c).
+ * the copy: past its end such a register becomes unknown, below its
+ * start (popped already) it keeps its value (aarch64.c).
  */
 void sp__arch_saves_checked(uint64_t saves, const struct sp__stack *stack,
 			    uint64_t cfa, struct sp_regs *next);
