@@ -118,3 +118,31 @@ int sp__step_rule_value(const struct sp__cfi_table *table,
 		return SP__RULE_UNKNOWN; /* undefined */
 	}
 }
+
+/*
+ * The packed saves (sp__cfi_saved_reg(k) at CFA - 8n) of a rule set near
+ * the copy's edges, slot by slot: past the copy's end the register
+ * becomes unknown in the caller rather than failing the step (only the
+ * return address and the frame pointer are essential), below its start
+ * it keeps its value (popped already).
+ */
+void sp__arch_saves_checked(uint64_t saves, const struct sp__stack *stack,
+			    uint64_t cfa, struct sp_regs *next)
+{
+	unsigned k, n, reg;
+	int r;
+
+	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
+		n = (unsigned)(saves & SP__SAVE_MAX);
+		if (!n)
+			continue;
+		reg = sp__cfi_saved_reg(k);
+		r = cfa >= 8 * n ? sp__step_read_saved(stack, cfa - 8 * n,
+						       &next->r[reg]) :
+				   -1;
+		if (r == 0)
+			next->valid |= SP__REG_BIT(reg);
+		else if (r < 0)
+			next->valid &= ~SP__REG_BIT(reg);
+	}
+}

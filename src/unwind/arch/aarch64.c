@@ -254,32 +254,6 @@ static int apply_extra(const struct sp__cfi_table *table,
 }
 
 /*
- * X19-X28 from their packed slots below the CFA; a slot past the copy
- * makes the register unknown in the caller rather than failing the step,
- * and a slot below it keeps the register's value (popped already).
- */
-void sp__arch_saves_checked(uint64_t saves, const struct sp__stack *stack,
-			    uint64_t cfa, struct sp_regs *next)
-{
-	unsigned k, n, reg;
-	int r;
-
-	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
-		n = (unsigned)(saves & SP__SAVE_MAX);
-		if (!n)
-			continue;
-		reg = sp__cfi_saved_reg(k);
-		r = cfa >= 8 * n ? sp__step_read_saved(stack, cfa - 8 * n,
-						       &next->r[reg]) :
-				   -1;
-		if (r == 0)
-			next->valid |= SP__REG_BIT(reg);
-		else if (r < 0)
-			next->valid &= ~SP__REG_BIT(reg);
-	}
-}
-
-/*
  * The return address from its slot at CFA + @off, or, when the slot lies
  * below the copy (ra_popped), from the link register.
  */

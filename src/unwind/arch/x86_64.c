@@ -146,33 +146,6 @@ static int apply_extra(const struct sp__cfi_table *table,
 	return 0;
 }
 
-/*
- * RBX and R12-R15 from their packed slots below the CFA. As with a full
- * rule set, a slot past the copy makes the register unknown in the
- * caller rather than failing the step (only RA and RBP are essential),
- * and a slot below the copy keeps the register's value (popped already).
- */
-void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
-			    uint64_t cfa, struct sp_regs *next)
-{
-	unsigned k, n, reg;
-	int r;
-
-	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
-		n = saves & SP__SAVE_MAX;
-		if (!n)
-			continue;
-		reg = sp__cfi_saved_reg(k);
-		r = cfa >= 8 * n ? sp__step_read_saved(stack, cfa - 8 * n,
-						       &next->r[reg]) :
-				   -1;
-		if (r == 0)
-			next->valid |= SP__REG_BIT(reg);
-		else if (r < 0)
-			next->valid &= ~SP__REG_BIT(reg);
-	}
-}
-
 static int apply_simple(const struct sp__cfi_rules *row,
 			const struct sp__stack *stack, uint64_t cfa,
 			struct sp_regs *next, struct sp__step_fail *fail)
