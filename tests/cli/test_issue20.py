@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Issue 20 (hardening) through the CLI: test_issue20.py SPULSE REPORT_GEN CASE.
+
+REPORT_GEN writes a small spool of its own functions (report_gen.c). Each
+case is one defect of the hostile review, checked the way a user meets it.
+Device nodes are private mknod copies of /dev/null (1,3) and /dev/full
+(1,7) in a temporary directory, so a regression cannot remove the real
+ones; the cases that need root (mknod, chown) exit 77 without it.
+Exit status: 0 pass, 1 fail, 77 skip.
+"""
+
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def run(args, rc=0, timeout=60, stdout=subprocess.PIPE, **kw):
+    p = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE,
+                       timeout=timeout, **kw)
+    expect(p.returncode == rc,
+           f"{args[1:]}: exit {p.returncode} (wanted {rc}), "
+           f"stderr {p.stderr!r}")
+    return p
+
+
+def need_root():
+    if os.geteuid() != 0:
+        raise Skip("needs root (mknod, chown)")
+
+
+def mknod(path, minor):
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+
+
+# ---- items 1, 2, 14: export output files ----
+
+def case_export_device(t):
+    """Item 1: a character device is written, never unlinked."""
+    need_root()
+    null = t.dir + "/null"
+    mknod(null, 3)
+    for fmt in ("pprof", "folded", "firefox", "flamegraph"):
+        run([t.spulse, "export", t.spool, "-f", fmt, "-o", null])
+        expect(stat.S_ISCHR(os.lstat(null).st_mode),
+               f"{fmt}: the device node is gone")
+
+
+def case_export_full(t):
+    """Item 1: ENOSPC is a clear error naming the output; nothing deleted."""
+    need_root()
+    full = t.dir + "/full"
+    mknod(full, 7)
+    p = run([t.spulse, "export", t.spool, "-f", "folded", "-o", full], rc=1)
+    err = p.stderr.decode()
+    expect("No space left on device" in err and "full" in err,
+           f"message: {err!r}")
+    expect(stat.S_ISCHR(os.lstat(full).st_mode), "the device node is gone")
+    expect(os.path.exists(t.spool), "the input is gone")
+
+
+def case_export_fifo(t):
+    """Item 1: a FIFO is written to its reader."""
+    fifo = t.dir + "/fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    run([t.spulse, "export", t.spool, "-f", "folded", "-o", fifo])
+    out = reader.communicate(timeout=30)[0].decode()
+    expect("rg_root;rg_middle;rg_leaf 30" in out, f"fifo output: {out!r}")
+    expect(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is gone")
+
+
+def case_export_self(t):
+    """Item 2: -o naming the input, a hard link or a symlink to it."""
+    before = open(t.spool, "rb").read()
+    os.link(t.spool, t.dir + "/hard.spool")
+    os.symlink(t.spool, t.dir + "/soft.spool")
+    for out in (t.spool, t.dir + "/hard.spool", t.dir + "/soft.spool"):
+        p = run([t.spulse, "export", t.spool, "-f", "folded", "-o", out],
+                rc=2)
+        expect(b"input" in p.stderr, f"message: {p.stderr!r}")
+        expect(open(t.spool, "rb").read() == before,
+               f"-o {out}: the recording changed")
+    # Standard output appended to the input is the same file.
+    with open(t.spool, "ab") as f:
+        run([t.spulse, "export", t.spool, "-f", "folded"], rc=2, stdout=f)
+    expect(open(t.spool, "rb").read() == before, "stdout: recording changed")
+    run([t.spulse, "check", t.spool])
+
+
+def case_export_keeps_old(t):
+    """Items 1, 14: a failed export leaves the old output; a good one is 0600."""
+    out = t.dir + "/old.txt"
+    with open(out, "w") as f:
+        f.write("previous export\n")
+    os.chmod(out, 0o644)
+    run([t.spulse, "export", t.dir + "/missing.spool", "-f", "folded",
+         "-o", out], rc=1)
+    expect(open(out).read() == "previous export\n", "old output lost")
+    bad = t.dir + "/bad.spool"
+    with open(bad, "wb") as f:
+        f.write(open(t.spool, "rb").read()[:20] + b"\xff" * 40)
+    run([t.spulse, "export", bad, "-f", "speedscope", "-o", out], rc=1)
+    expect(open(out).read() == "previous export\n", "old output lost")
+    run([t.spulse, "export", t.spool, "-f", "folded", "-o", out])
+    expect("rg_root;rg_middle;rg_leaf 30" in open(out).read(), "new output")
+    expect(stat.S_IMODE(os.stat(out).st_mode) == 0o600,
+           f"mode {oct(os.stat(out).st_mode)}")
+    expect(sorted(os.listdir(t.dir)) == sorted(
+        ["report.spool", "old.txt", "bad.spool"]),
+        f"left behind: {os.listdir(t.dir)}")
+
+
+def case_export_planted_link(t):
+    """Item 14: a link another user planted in a sticky dir is not followed."""
+    need_root()
+    shared = t.dir + "/shared"
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    victim = t.dir + "/victim"
+    with open(victim, "w") as f:
+        f.write("root's file\n")
+    link = shared + "/out.svg"
+    os.symlink(victim, link)
+    os.lchown(link, 65534, 65534)
+    p = run([t.spulse, "export", t.spool, "-f", "flamegraph", "-o", link],
+            rc=1)
+    expect(b"symbolic links" in p.stderr, f"message: {p.stderr!r}")
+    expect(open(victim).read() == "root's file\n", "the victim was written")
+    # /dev/stdout is a link of root's in root's /dev: followed.
+    p = run([t.spulse, "export", t.spool, "-f", "folded", "-o",
+             "/dev/stdout"])
+    expect(b"rg_root;rg_middle 10" in p.stdout, f"stdout: {p.stdout!r}")
+
+
+def case_record_mode(t):
+    """Item 14: a spool written by the library is 0600 whatever the umask."""
+    out = t.dir + "/fresh.spool"
+    old = os.umask(0)
+    try:
+        subprocess.run([t.gen, out], check=True)
+    finally:
+        os.umask(old)
+    expect(stat.S_IMODE(os.stat(out).st_mode) == 0o600,
+           f"mode {oct(os.stat(out).st_mode)}")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items()
+         if name.startswith("case_")}
+
+
+class Env:
+    pass
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
+        print(f"usage: {sys.argv[0]} SPULSE REPORT_GEN {{{','.join(CASES)}}}",
+              file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="spulse-issue20-") as tmp:
+        t = Env()
+        t.spulse, t.gen, t.dir = sys.argv[1], sys.argv[2], tmp
+        t.spool = tmp + "/report.spool"
+        subprocess.run([t.gen, t.spool], check=True)
+        try:
+            CASES[sys.argv[3]](t)
+        except Skip as e:
+            print(f"SKIP: {e}", file=sys.stderr)
+            return 77
+        except Failure as e:
+            print(f"FAIL: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
