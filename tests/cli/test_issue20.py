@@ -160,6 +160,37 @@ def case_record_mode(t):
            f"mode {oct(os.stat(out).st_mode)}")
 
 
+# ---- item 4: zstd cut inside the last frame ----
+
+def zstd_frame(data):
+    p = subprocess.run(["zstd", "-q", "-c"], input=data,
+                       stdout=subprocess.PIPE, check=True)
+    return p.stdout
+
+
+def case_check_zstd_cut(t):
+    """Item 4: check reports a cut last frame like a cut plain record."""
+    if subprocess.run(["sh", "-c", "command -v zstd"],
+                      stdout=subprocess.DEVNULL).returncode:
+        raise Skip("no zstd tool")
+    plain = open(t.spool, "rb").read()
+    # Two frames: the 10-byte header, then every record.
+    first, second = zstd_frame(plain[:10]), zstd_frame(plain[10:])
+    whole, cut = t.dir + "/whole.zst.spool", t.dir + "/cut.zst.spool"
+    with open(whole, "wb") as f:
+        f.write(first + second)
+    with open(cut, "wb") as f:
+        f.write(first + second[:len(second) // 2])
+    p = run([t.spulse, "check", "--json", whole])
+    expect(b'"truncated":false' in p.stdout and b'"samples":45' in p.stdout,
+           f"whole: {p.stdout!r}")
+    p = run([t.spulse, "check", "--json", cut])
+    expect(b'"truncated":true' in p.stdout, f"cut: {p.stdout!r}")
+    expect(b"warning" in p.stderr, f"no warning: {p.stderr!r}")
+    p = run([t.spulse, "report", cut])
+    expect(b"recovered tail: yes" in p.stdout, f"report: {p.stdout!r}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items()
          if name.startswith("case_")}
 
