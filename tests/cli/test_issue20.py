@@ -191,6 +191,49 @@ def case_check_zstd_cut(t):
     expect(b"recovered tail: yes" in p.stdout, f"report: {p.stdout!r}")
 
 
+# ---- item 13: pids the format allows ----
+
+def uvar(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def svar(v):
+    return uvar((v << 1) ^ (v >> 63) if v >= 0 else ((-v) << 1) - 1)
+
+
+def spool_of_pids(pids):
+    """One unpinned user frame per pid, a sample of each (SPULSE3)."""
+    out = b"SPULSE3\0" + uvar(0) + uvar(0)
+    for i, pid in enumerate(pids):
+        out += b"\x02" + uvar(i) + uvar(1) + uvar(0x401000 + 16 * i)
+        out += b"\x03" + uvar(i) + uvar(0xffffffff) + uvar(i)
+        out += b"\x04" + uvar(i) + svar(pid) + uvar(pid)
+        out += b"\x05" + svar(1000 if i == 0 else 1) + uvar(i) + uvar(i)
+    return out
+
+
+def case_report_big_pid(t):
+    """Item 13: a thread at pid >= 0x3fffffff leaves the rest readable."""
+    pids = [4242, 0x3fffffff, 0x7fffffff]
+    path = t.dir + "/pids.spool"
+    with open(path, "wb") as f:
+        f.write(spool_of_pids(pids))
+    p = run([t.spulse, "check", "--json", path])
+    expect(b'"samples":3' in p.stdout, f"check: {p.stdout!r}")
+    p = run([t.spulse, "report", "--threads", path])
+    for pid in pids:
+        expect(f"pid {pid} ".encode() in p.stdout, f"report: {p.stdout!r}")
+    p = run([t.spulse, "export", path, "-f", "folded", "--annotate", "pid"])
+    for pid in pids:
+        expect(f"{pid};".encode() in p.stdout, f"export: {p.stdout!r}")
+    run([t.spulse, "export", path, "-f", "pprof", "-o", t.dir + "/p.pb.gz"])
+
+
 CASES = {name[5:]: fn for name, fn in globals().items()
          if name.startswith("case_")}
 
