@@ -253,6 +253,7 @@ struct sp_symbolizer {
 	struct sp__vec natives;	     /* struct sp__sym_native */
 	struct sp__map pid_index;    /* pid -> index in pids */
 	struct sp__vec pids;	     /* struct sp__sym_pid */
+	uint64_t perf_map_bytes;     /* held by all pids' maps */
 	struct sp__ksyms *ksyms;
 	bool ksyms_loaded;
 	uint32_t ksyms_frames; /* frame count when kernel PCs were collected */

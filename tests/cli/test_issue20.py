@@ -234,6 +234,129 @@ def case_report_big_pid(t):
     run([t.spulse, "export", path, "-f", "pprof", "-o", t.dir + "/p.pb.gz"])
 
 
+# ---- item 6: files the symbolizer opens from spool data ----
+
+# work() begins with an inlined helper(), so resolving its first bytes
+# reads DWARF names that dwz moved to the supplementary file.
+WORK_C = b"""
+#include <stdio.h>
+struct point { int x, y; };
+static inline __attribute__((always_inline)) int helper(struct point *p)
+{
+\tint s = 0;
+\tfor (int i = 0; i < p->x; i++)
+\t\ts += printf("%d\\n", i * p->y);
+\treturn s;
+}
+__attribute__((noinline)) int work(struct point *p)
+{
+\treturn helper(p) + 1;
+}
+int main(void) { struct point p = { 3, 4 }; return work(&p); }
+"""
+
+
+def need_tools(*tools):
+    for tool in tools:
+        if subprocess.run(["sh", "-c", "command -v " + tool],
+                          stdout=subprocess.DEVNULL).returncode:
+            raise Skip("no " + tool)
+
+
+def module_spool(path, module_path, text, work_off):
+    """One sample in `work` of a module record for @module_path (pid 77)."""
+    vaddr, off, size = text
+    start = 0x555555554000 + vaddr
+    out = b"SPULSE3\0" + uvar(0) + uvar(0)
+    out += (b"\x01" + uvar(0) + svar(77) + uvar(start) + uvar(start + size)
+            + uvar(off) + uvar(0) * 4 + b"\x00" + uvar(len(module_path))
+            + module_path)
+    out += b"\x02" + uvar(0) + uvar(0) + uvar(off + work_off - vaddr + 1)
+    out += b"\x03" + uvar(0) + uvar(0xffffffff) + uvar(0)
+    out += b"\x04" + uvar(0) + svar(77) + uvar(77)
+    out += b"\x05" + svar(1000) + uvar(0) + uvar(0)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def build_work(t):
+    """a1 (stripped, debuglink), a1.debug/a2.debug dwz'd into common.debug."""
+    need_tools("gcc", "objcopy", "dwz", "readelf", "nm")
+    src = t.dir + "/work.c"
+    with open(src, "wb") as f:
+        f.write(WORK_C)
+    d = t.dir
+    for n, flag in (("a1", []), ("a2", ["-DSECOND"])):
+        subprocess.run(["gcc", "-O2", "-g", *flag, src, "-o", f"{d}/{n}"],
+                       check=True)
+        subprocess.run(["objcopy", "--only-keep-debug", f"{d}/{n}",
+                        f"{d}/{n}.debug"], check=True)
+    subprocess.run(["dwz", "-m", f"{d}/common.debug", "-M",
+                    f"{d}/common.debug", f"{d}/a1.debug", f"{d}/a2.debug"],
+                   check=True)
+    subprocess.run(["objcopy", "--strip-debug",
+                    f"--add-gnu-debuglink={d}/a1.debug", f"{d}/a1",
+                    f"{d}/app"], check=True)
+    lo = subprocess.run(["readelf", "-lW", f"{d}/app"], check=True,
+                        stdout=subprocess.PIPE).stdout.decode()
+    text = None
+    for line in lo.splitlines():
+        w = line.split()
+        if w and w[0] == "LOAD" and "E" in w[6:-1]:
+            text = (int(w[2], 16), int(w[1], 16), int(w[5], 16))
+    nm = subprocess.run(["nm", f"{d}/app"], check=True,
+                        stdout=subprocess.PIPE).stdout.decode()
+    work = [int(l.split()[0], 16) for l in nm.splitlines()
+            if l.split()[-1] == "work"][0]
+    expect(text is not None, f"no text segment: {lo}")
+    return text, work
+
+
+def speedscope_frames(t, spool):
+    out = t.dir + "/s.json"
+    run([t.spulse, "export", spool, "-f", "speedscope", "-o", out],
+        timeout=30)
+    import json
+    return json.load(open(out))["shared"]["frames"]
+
+
+def case_sym_dwz(t):
+    """Item 6: a dwz file found safely still gives lines; a FIFO never hangs."""
+    text, work = build_work(t)
+    spool = t.dir + "/app.spool"
+    module_spool(spool, (t.dir + "/app").encode(), text, work)
+    frames = speedscope_frames(t, spool)
+    expect(any(f["name"] == "helper" and f.get("file", "").endswith("work.c")
+               and f.get("line", 0) > 0 for f in frames),
+           f"dwz: no inlined helper with file:line: {frames}")
+    # The supplementary file replaced by a FIFO: names from .symtab.
+    os.rename(t.dir + "/common.debug", t.dir + "/common.real")
+    os.mkfifo(t.dir + "/common.debug")
+    try:
+        frames = speedscope_frames(t, spool)
+    except subprocess.TimeoutExpired:
+        raise Failure("export blocked on the FIFO named by .gnu_debugaltlink")
+    expect(any(f["name"] == "work" for f in frames), f"fifo: {frames}")
+
+
+def case_sym_fifo_module(t):
+    """Item 6: a module path naming a FIFO or a device never blocks."""
+    text, work = (0x1000, 0x1000, 0x1000), 0x1100
+    fifo = t.dir + "/lib.so"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero", "/dev/tty"):
+        spool = t.dir + "/fifo.spool"
+        module_spool(spool, path.encode(), text, work)
+        for cmd in (["report", spool],
+                    ["export", spool, "-f", "folded"]):
+            try:
+                p = run([t.spulse, *cmd], timeout=30)
+            except subprocess.TimeoutExpired:
+                raise Failure(f"{cmd[0]} blocked opening {path}")
+            name = os.path.basename(path).encode() + b"+0x"
+            expect(name in p.stdout, f"{cmd[0]} {path}: {p.stdout!r}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items()
          if name.startswith("case_")}
 
