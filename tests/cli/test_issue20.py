@@ -357,6 +357,60 @@ def case_sym_fifo_module(t):
             expect(name in p.stdout, f"{cmd[0]} {path}: {p.stdout!r}")
 
 
+# ---- item 15: control bytes in every text output ----
+
+EVIL = b"evil\x1b]0;owned\x07\x1b[2J\r\x7f\xc2\x9b31m\x9b\xff.end"
+
+
+def terminal_safe(data):
+    """No C0 (but LF), DEL, C1 or invalid UTF-8 in @data."""
+    text = data.decode("utf-8", errors="replace")
+    if "\ufffd" in text:
+        return False
+    return not any(c != "\n" and (ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f)
+                   for c in text)
+
+
+def case_control_bytes(t):
+    """Item 15: a JIT name full of control bytes never reaches the terminal."""
+    pid = 4194300 + os.getpid() % 3
+    if os.path.exists(f"/proc/{pid}"):
+        raise Skip(f"pid {pid} is in use")
+    pmap = f"/tmp/perf-{pid}.map"
+    spool = t.dir + "/evil.spool"
+    with open(pmap, "wb") as f:
+        f.write(b"401000 100 " + EVIL + b"\n402000 100 caller\n")
+    try:
+        out = b"SPULSE3\0" + uvar(0) + uvar(0)
+        out += b"\x02" + uvar(0) + uvar(1) + uvar(0x402010)
+        out += b"\x02" + uvar(1) + uvar(1) + uvar(0x401010)
+        out += b"\x03" + uvar(0) + uvar(0xffffffff) + uvar(0)
+        out += b"\x03" + uvar(1) + uvar(0) + uvar(1)
+        out += b"\x04" + uvar(0) + svar(pid) + uvar(pid)
+        out += b"\x05" + svar(1000) + uvar(0) + uvar(1)
+        with open(spool, "wb") as f:
+            f.write(out)
+        svg = t.dir + "/evil.svg"
+        runs = [["report", spool], ["report", "--threads", spool],
+                ["report", "--folded", spool], ["report", "--tree", spool],
+                ["top", "--once", spool],
+                ["export", spool, "-f", "folded"],
+                ["export", spool, "-f", "folded", "--annotate", "kind"],
+                ["export", spool, "-f", "flamegraph", "-o", svg],
+                ["export", spool, "-f", "speedscope"]]
+        for cmd in runs:
+            p = run([t.spulse, *cmd])
+            data = open(svg, "rb").read() if "-o" in cmd else p.stdout
+            expect(b"evil" in data, f"{cmd}: the frame is missing: {data!r}")
+            expect(terminal_safe(data), f"{cmd}: raw control bytes: {data!r}")
+            expect(terminal_safe(p.stderr), f"{cmd}: stderr {p.stderr!r}")
+        p = run([t.spulse, "export", spool, "-f", "folded"])
+        expect(b"evil\\x1b]0:owned\\x07" in p.stdout,
+               f"folded escapes: {p.stdout!r}")
+    finally:
+        os.unlink(pmap)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items()
          if name.startswith("case_")}
 
