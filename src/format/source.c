@@ -217,6 +217,24 @@ static int read_in(struct sp__source *src)
 	return n;
 }
 
+/*
+ * zstd: whether there is input to feed (1), nothing now (0), or an error.
+ * Empty input only serves to flush output zstd still holds; zstd fails
+ * repeated calls that bring neither input nor output (a Tail polling an
+ * idle file), so without pending output there is nothing to feed.
+ */
+static int zstd_input(struct sp__source *src)
+{
+	int n;
+
+	if (src->in_pos < src->in_len)
+		return 1;
+	n = read_in(src);
+	if (n < 0)
+		return n;
+	return n > 0 || src->z_pending;
+}
+
 /* zstd: feed buffered or newly read compressed bytes until @target. */
 static int fill_zstd(struct sp__source *src, size_t target)
 {
@@ -224,18 +242,9 @@ static int fill_zstd(struct sp__source *src, size_t target)
 	int n;
 
 	while (src->win.len < target) {
-		if (src->in_pos == src->in_len) {
-			n = read_in(src);
-			if (n < 0)
-				return n;
-			/*
-			 * Empty input only serves to flush output zstd still
-			 * holds; zstd fails repeated calls that bring neither
-			 * input nor output (a Tail polling an idle file).
-			 */
-			if (n == 0 && !src->z_pending)
-				break;
-		}
+		n = zstd_input(src);
+		if (n <= 0)
+			return n < 0 ? n : src->win.len > before;
 		n = sp__unzstd_feed_some(src->z, src->in + src->in_pos,
 					 src->in_len - src->in_pos, &src->win,
 					 target);
@@ -330,13 +339,9 @@ static int probe_zstd(struct sp__source *src, uint64_t need)
 		return -ENOMEM;
 	src->probing = true;
 	while (src->probed < want) {
-		if (src->in_pos == src->in_len) {
-			n = read_in(src);
-			if (n < 0)
-				return n;
-			if (n == 0 && !src->z_pending)
-				break;
-		}
+		n = zstd_input(src);
+		if (n <= 0)
+			return n < 0 ? n : src->probed > before;
 		n = sp__unzstd_skip(src->z, src->in + src->in_pos,
 				    src->in_len - src->in_pos,
 				    (uint8_t *)src->win.data + src->win.len,
