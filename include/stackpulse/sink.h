@@ -87,12 +87,10 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
  * directory and renamed over @path before this returns), so the old
  * inode, its other hard links and readers of it keep their bytes. A
  * device, FIFO or socket is written as it is (never created, truncated
- * or removed). A symbolic link is followed, link by link, only where the
- * kernel's protected_symlinks rule allows (owned by the caller's euid or
- * the directory's owner, or not in a sticky world-writable directory);
- * what it leads to is then treated as above (a regular file replaced in
- * its own directory, the link kept). /proc links to what has no name
- * (/dev/stdout to a pipe, /dev/fd/N to a memfd) are written as they are.
+ * or removed). A symbolic link is followed only where the kernel's
+ * protected_symlinks rule allows (owned by the caller's euid or the
+ * directory's owner, or not in a sticky world-writable directory), to an
+ * existing file, which is written in place (emptied first if regular).
  * Flush calls fdatasync() for regular files.
  * @return 0, -errno from lstat(2)/open(2)/rename(2), -ELOOP (a symbolic
  *         link that is not followed), -EISDIR, -ENOMEM.
@@ -109,8 +107,8 @@ SP_API int sp_sink_open_file(const char *path,
  * appear whole or not at all (exports): the new file stays under its
  * temporary name until sp_sink_finish() makes it durable (fdatasync) and
  * renames it over @path. Freed before that, the sink removes the
- * temporary file and @path is exactly as it was (also behind a followed
- * link). Devices and FIFOs are written in place as by sp_sink_open_file().
+ * temporary file and @path is exactly as it was. Devices, FIFOs and files
+ * behind followed links are written in place as by sp_sink_open_file().
  * @return as sp_sink_open_file(); sp_sink_finish() returns -errno of
  *         fdatasync(2) or rename(2).
  * Caller owns the result; free it with sp_sink_free().

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,6 @@
 #include <unistd.h>
 
 #include "out_file.h"
-
-/* Symbolic links followed at most from the output name (as MAXSYMLINKS). */
-#define OUT_HOPS 40
 
 /*
  * Why not open(path, O_CREAT | O_TRUNC, 0644), as the sinks once did:
@@ -40,15 +36,10 @@
  * removed, and not fdatasync()ed (EINVAL there).
  *
  * A symbolic link is followed where fs.protected_symlinks would follow it,
- * whatever that sysctl says, each link of a chain judged on its own:
- * /dev/stdout and links of one's own work, a link another user planted
- * in /tmp does not (-ELOOP). What it leads to is then treated as if it
- * had been named: a regular file is replaced by a fresh one in its own
- * directory (the link stays, and a followed link never truncates
- * anything either), a device is written as it is. /proc's links to what
- * has no name (/dev/stdout to a pipe, /dev/fd/N to a memfd or a deleted
- * file) are opened as they are, a regular one emptied first as a shell's
- * `>` would.
+ * whatever that sysctl says: /dev/stdout and links of one's own work, a
+ * link another user planted in /tmp does not. It leads to an existing
+ * file, written in place (emptied first if regular); creating files
+ * through links is refused.
  */
 
 /* Splits @path into its directory ("." when none) and its last component. */
@@ -95,21 +86,17 @@ static int link_trusted(const struct sp__mem *mem, const char *path,
 	return -ELOOP;
 }
 
-/*
- * Writes an existing device, FIFO or socket (@magic false: @path itself
- * is one, O_NOFOLLOW), or what a /proc link leads to (@magic: a pipe, a
- * terminal, or a regular file without a name, emptied first).
- */
-static int open_in_place(struct sp__out_file *out, const char *path, bool magic)
+/* Writes an existing non-regular file, or a file behind a trusted link. */
+static int open_in_place(struct sp__out_file *out, const char *path,
+			 bool follow)
 {
 	struct stat st;
-	int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (magic ? 0 : O_NOFOLLOW);
+	int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
 
 	out->fd = open(path, flags);
 	if (out->fd < 0)
-		return errno == ELOOP && !magic ? -EAGAIN : -errno;
-	if (fstat(out->fd, &st) < 0 || S_ISDIR(st.st_mode) ||
-	    (S_ISREG(st.st_mode) && !magic)) {
+		return -errno;
+	if (fstat(out->fd, &st) < 0 || (S_ISREG(st.st_mode) && !follow)) {
 		/* Not what lstat saw a moment ago: let the caller start over. */
 		close(out->fd);
 		out->fd = -1;
@@ -170,106 +157,27 @@ static int open_fresh(struct sp__out_file *out, const struct sp__mem *mem,
 	return 0;
 }
 
-/*
- * The name a symbolic link at @path leads to, as a path usable from here:
- * a relative target is taken from the link's directory.
- */
-static int link_target(const struct sp__mem *mem, const char *path, char **next,
-		       size_t *next_size)
-{
-	const char *slash = strrchr(path, '/');
-	char buf[PATH_MAX];
-	size_t dlen;
-	ssize_t n;
-
-	n = readlink(path, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	dlen = buf[0] != '/' && slash ? (size_t)(slash - path) + 1 : 0;
-	*next_size = dlen + (size_t)n + 1;
-	*next = sp__mem_alloc(mem, *next_size);
-	if (!*next)
-		return -ENOMEM;
-	memcpy(*next, path, dlen);
-	memcpy(*next + dlen, buf, (size_t)n);
-	(*next)[dlen + (size_t)n] = '\0';
-	return 0;
-}
-
-/* What resolve() found; OUT_MAGIC: a /proc link to what has no name. */
-enum out_kind {
-	OUT_FRESH,
-	OUT_IN_PLACE,
-	OUT_MAGIC
-};
-
-/*
- * Where the output goes: follows trusted symbolic links one at a time
- * (each is judged, as the kernel judges each link of a path) to the name
- * where a fresh file is made (missing or regular: OUT_FRESH) or that is
- * opened as it is (OUT_IN_PLACE, OUT_MAGIC). *@name is that name (NULL: @path
- * itself), to be freed by the caller whatever this returns.
- */
-static int resolve(const struct sp__mem *mem, const char *path, char **name,
-		   size_t *size)
-{
-	struct stat lst, st;
-	const char *cur;
-	char *next;
-	size_t next_size;
-	int hop, err;
-
-	*name = NULL;
-	*size = 0;
-	for (hop = 0; hop < OUT_HOPS; hop++) {
-		cur = *name ? *name : path;
-		if (lstat(cur, &lst) < 0)
-			return errno == ENOENT ? OUT_FRESH : -errno;
-		if (S_ISDIR(lst.st_mode))
-			return -EISDIR;
-		if (S_ISREG(lst.st_mode))
-			return OUT_FRESH;
-		if (!S_ISLNK(lst.st_mode))
-			return OUT_IN_PLACE;
-		err = link_trusted(mem, cur, &lst);
-		if (!err)
-			err = link_target(mem, cur, &next, &next_size);
-		if (err)
-			return err;
-		/*
-		 * /proc's links (/dev/stdout -> /proc/self/fd/1) may lead to
-		 * what has no name: a pipe ("pipe:[N]"), a deleted file or
-		 * a memfd. It exists but not under the name read: open it
-		 * as it is.
-		 */
-		if (lstat(next, &st) < 0 && errno == ENOENT &&
-		    stat(cur, &st) == 0) {
-			sp__mem_free(mem, next, next_size);
-			return S_ISDIR(st.st_mode) ? -EISDIR : OUT_MAGIC;
-		}
-		sp__mem_free(mem, *name, *size);
-		*name = next;
-		*size = next_size;
-	}
-	return -ELOOP;
-}
-
 /* One look at @path and the matching way to open it (-EAGAIN: raced). */
 static int open_once(struct sp__out_file *out, const struct sp__mem *mem,
 		     const char *path, enum sp__out_when when)
 {
-	char *name;
-	size_t size;
-	int err = resolve(mem, path, &name, &size);
+	struct stat lst;
+	int err;
 
-	if (err == OUT_IN_PLACE || err == OUT_MAGIC)
-		err = open_in_place(out, name ? name : path, err == OUT_MAGIC);
-	else if (err == OUT_FRESH)
-		err = open_fresh(out, mem, name ? name : path);
-	sp__mem_free(mem, name, size);
-	if (err || !out->tmp || when == SP__OUT_AT_COMMIT)
+	if (lstat(path, &lst) == 0) {
+		if (S_ISDIR(lst.st_mode))
+			return -EISDIR;
+		if (S_ISLNK(lst.st_mode)) {
+			err = link_trusted(mem, path, &lst);
+			return err ? err : open_in_place(out, path, true);
+		}
+		if (!S_ISREG(lst.st_mode))
+			return open_in_place(out, path, false);
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	err = open_fresh(out, mem, path);
+	if (err || when == SP__OUT_AT_COMMIT)
 		return err;
 	/* A spool is read under its name while it is written: rename now. */
 	if (rename(out->tmp, out->path) < 0) {

@@ -19,14 +19,11 @@
  *                           the old file as it was
  *   device, FIFO, socket    opened for writing as it is: never created,
  *                           truncated, synced or removed
- *   symbolic link           followed link by link, each only where the
- *                           kernel's protected_symlinks rule would allow
- *                           it (owned by us, by the directory's owner, or
- *                           not in a sticky world-writable directory;
- *                           else -ELOOP); what it leads to is then handled
- *                           by this table (the link itself stays); a
- *                           /proc link to what has no name (a pipe, a
- *                           memfd) is written as it is
+ *   symbolic link           followed only where the kernel's
+ *                           protected_symlinks rule would allow it (link
+ *                           owned by us, by the directory's owner, or not
+ *                           in a sticky world-writable directory), to an
+ *                           existing file, written in place; else -ELOOP
  *   directory               -EISDIR
  */
 enum sp__out_when {
