@@ -22,13 +22,13 @@
 #include <sys/wait.h>
 #include <zstd.h>
 
+#include "peak_alloc.h"
 #include "reader_common.h"
 
 /* ---- a peak-tracking allocator ---- */
 
 struct peak {
-	size_t live;
-	size_t peak;
+	struct peak_count count;
 	const char *truncate_path; /* item 9: cut this file at first alloc */
 	off_t truncate_to;
 };
@@ -36,27 +36,19 @@ struct peak {
 static void *peak_alloc(void *ctx, size_t size, size_t align)
 {
 	struct peak *p = ctx;
-	void *m = NULL;
 
 	if (p->truncate_path) {
 		CHECK(truncate(p->truncate_path, p->truncate_to) == 0);
 		p->truncate_path = NULL;
 	}
-	if (posix_memalign(&m, align < sizeof(void *) ? sizeof(void *) : align,
-			   size))
-		return NULL;
-	p->live += size;
-	if (p->live > p->peak)
-		p->peak = p->live;
-	return m;
+	return peak_count_alloc(&p->count, size, align);
 }
 
 static void peak_free(void *ctx, void *ptr, size_t size)
 {
 	struct peak *p = ctx;
 
-	p->live -= size;
-	free(ptr);
+	peak_count_free(&p->count, ptr, size);
 }
 
 static struct sp_reader_opts peak_opts(struct peak *p,
@@ -314,8 +306,9 @@ static void open_bounded(const char *path, int want, bool cut)
 		CHECK_EQ(sp_spool_module_count(sp_snapshot_spool(snap)), 0);
 		sp_snapshot_close(snap);
 	}
-	fprintf(stderr, "%s: snapshot peak %zu KiB\n", path, p.peak >> 10);
-	CHECK(p.peak < limit);
+	fprintf(stderr, "%s: snapshot peak %zu KiB\n", path,
+		p.count.peak >> 10);
+	CHECK(p.count.peak < limit);
 
 	o = peak_opts(&p, &hook);
 	err = sp_replay_open(path, &o, &r);
@@ -324,7 +317,7 @@ static void open_bounded(const char *path, int want, bool cut)
 		CHECK_EQ(sp_replay_is_recovered(r), cut);
 		sp_replay_close(r);
 	}
-	CHECK(p.peak < limit);
+	CHECK(p.count.peak < limit);
 
 	/* A Tail waits at a cut-off record, and fails at a corrupt one. */
 	o = peak_opts(&p, &hook);
@@ -336,7 +329,7 @@ static void open_bounded(const char *path, int want, bool cut)
 		sp_tail_close(t);
 	}
 	CHECK_EQ_INT(err < 0 ? err : 0, want);
-	CHECK(p.peak < limit);
+	CHECK(p.count.peak < limit);
 }
 
 static void test_bombs(void)

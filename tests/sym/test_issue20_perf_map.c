@@ -22,34 +22,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "peak_alloc.h"
 #include "perf_map_internal.h"
 #include "sym_internal.h"
-
-struct count {
-	size_t live, peak;
-};
-
-static void *c_alloc(void *ctx, size_t size, size_t align)
-{
-	struct count *c = ctx;
-	void *p = NULL;
-
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
-			   size))
-		return NULL;
-	c->live += size;
-	if (c->live > c->peak)
-		c->peak = c->live;
-	return p;
-}
-
-static void c_free(void *ctx, void *ptr, size_t size)
-{
-	struct count *c = ctx;
-
-	c->live -= size;
-	free(ptr);
-}
 
 /* "%x 1 f\n" lines, starts cycling 0..f (unsorted), @len bytes. */
 static char *minimal_lines(size_t len)
@@ -71,8 +46,8 @@ static void test_memory(void)
 {
 	size_t len = (16u << 20) / 6 * 6;
 	char *text = minimal_lines(len);
-	struct count c = { 0 };
-	struct sp_allocator hook = { c_alloc, c_free, &c };
+	struct peak_count c = { 0 };
+	struct sp_allocator hook = peak_count_hook(&c);
 	struct sp_resolved_frame f;
 	struct sp__perf_map *map;
 	struct sp__mem mem;
@@ -98,8 +73,8 @@ static void test_budget(void)
 	char dir[] = "/tmp/sp_issue20_pm_XXXXXX", path[64];
 	size_t len = (1u << 20) / 6 * 6;
 	char *text = minimal_lines(len);
-	struct count c = { 0 };
-	struct sp_allocator hook = { c_alloc, c_free, &c };
+	struct peak_count c = { 0 };
+	struct sp_allocator hook = peak_count_hook(&c);
 	struct sp__perf_map *map = NULL;
 	struct sp__mem mem;
 	uint64_t id;
