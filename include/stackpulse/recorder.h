@@ -188,16 +188,18 @@ struct sp_poll_summary {
 };
 
 /**
- * sp_recorder_open creates (or truncates) the spool file @path and a
- * Recorder writing to it: with no targets yet in process mode, sampling
- * the machine in system mode (@opts->system). Options are checked, and
- * a system-mode cgroup opened, before the file is touched. Threaded mode
- * writes through io_uring (sp_sink_open_uring()), inline mode through a
- * plain file sink.
+ * sp_recorder_open creates the spool file @path as sp_sink_open_file()
+ * does (a new file of mode 0600 replacing what was there; a device
+ * written as it is) and a Recorder writing to it: with no targets yet in
+ * process mode, sampling the machine in system mode (@opts->system).
+ * Options are checked, and a system-mode cgroup opened, before the file
+ * is touched. Threaded mode writes through io_uring
+ * (sp_sink_open_uring()), inline mode through a plain file sink.
  * @param opts NULL for defaults (process mode).
  * @return 0, -EINVAL (bad options), SP_EFREQ (rate above the kernel
  *         maximum), -EACCES/-EPERM (system mode without root or
- *         CAP_PERFMON), -ENOENT (no such cgroup), -ENOMEM, -errno.
+ *         CAP_PERFMON), -ENOENT (no such cgroup), -ENOMEM, -errno
+ *         (-ELOOP: a symbolic link that is not followed).
  * Caller owns the result; free it with sp_recorder_close().
  * Thread: any. Allocates: yes. Blocks: yes (creates the file; system
  * mode reads /proc).

@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stackpulse/error.h>
@@ -417,6 +418,13 @@ static int fd_start(int fd, uint64_t *pos)
 	return 0;
 }
 
+static bool fd_is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int uring_pool_new(struct uring_sink *u)
 {
 	uint32_t i;
@@ -455,7 +463,8 @@ SP_API int sp_sink_new_uring_fd(int fd, const struct sp_sink_opts *opts,
 	u->mem = mem;
 	u->logger = o.logger;
 	u->fd = fd;
-	u->datasync = o.flags & SP_SINK_URING_DATASYNC;
+	/* fdatasync fails with EINVAL on a device (/dev/null): files only. */
+	u->datasync = (o.flags & SP_SINK_URING_DATASYNC) && fd_is_regular(fd);
 	u->nbuf = o.uring_buf_count;
 	u->buf_size = o.uring_buf_size;
 	u->end = start;
@@ -477,15 +486,17 @@ SP_API int sp_sink_open_uring(const char *path, const struct sp_sink_opts *opts,
 			      struct sp_sink **out)
 {
 	struct sp_sink_opts o;
+	struct sp__mem mem;
 	int fd, err;
 
 	if (!path || !out)
 		return -EINVAL;
-	/* Refused options never create (truncate) @path. */
+	/* Refused options never create (or replace) @path. */
 	err = uring_opts_load(opts, URING_FLAGS, &o);
 	if (err)
 		return err;
-	fd = sp__sink_create_file(path);
+	sp__mem_init(&mem, o.allocator);
+	fd = sp__sink_create_file(&mem, path);
 	if (fd < 0)
 		return fd;
 	o.flags |= SP_SINK_CLOSE_FD;
