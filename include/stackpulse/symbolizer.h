@@ -150,10 +150,16 @@ enum sp_stack_cache {
  * sizeof(struct sp_symbolizer_opts); zero fields mean defaults.
  * @perf_map_dir: directory of perf-<pid>.map files (default /tmp).
  * @perf_map_pids/@perf_map_pid_count: when non-zero, only these pids' maps
- *   are read. Independently, a pid's map is used only for frames of its
- *   newest process generation in the spool (after its last tag-7
- *   retirement), and not at all when the pid's latest Python-runtime
- *   marker is off (PID-reuse safety, features §1.7/§1.10).
+ *   are read. Independently, a pid's map in @perf_map_dir is used only
+ *   for frames of its newest process generation in the spool that
+ *   defined modules (a process that exited during the recording keeps
+ *   it), and not when a Python-runtime "on" marker came for another
+ *   generation of the pid but not for that one (PID-reuse safety,
+ *   features §1.7/§1.10).
+ * @jit_dir: the spool's JIT side directory (the recorder's @jit_dir):
+ *   the perf map each process generation had when it ended, used first
+ *   for that generation's frames (exact also for a pid that was reused
+ *   later). NULL: none. docs/explanation/jit.md.
  * @kallsyms_path: a preserved kallsyms file instead of the host's.
  * @debug_dirs: colon-separated debug roots (default: $STACKPULSE_DEBUG_DIRS,
  *   else /usr/lib/debug).
@@ -173,6 +179,7 @@ struct sp_symbolizer_opts {
 	const char *debug_dirs;
 	const struct sp_native_symbolizer *native;
 	uint32_t stack_cache; /* enum sp_stack_cache */
+	const char *jit_dir;
 };
 
 /**

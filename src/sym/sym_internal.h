@@ -112,6 +112,10 @@ struct sp__perf_map;
  */
 int sp__perf_map_load(const struct sp__mem *mem, const char *dir, int32_t pid,
 		      struct sp__perf_map **out, uint64_t *identity);
+/* The same for a map file at @path (a copy kept in a JIT side directory). */
+int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
+			   int32_t pid, struct sp__perf_map **out,
+			   uint64_t *identity);
 
 /* Parses perf-map text (START LEN NAME lines, §1.10 rules). */
 int sp__perf_map_parse(const struct sp__mem *mem, const char *data, size_t len,
