@@ -58,6 +58,14 @@ struct sp_recorder;
  *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
  *   budget; halved on EPERM/ENOMEM.
  * @start_timestamp_us / @sample_interval_us: spool header metadata.
+ * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
+ *   keeps there a copy of each process generation's perf map
+ *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
+ *   recording does, so JIT names survive the process and a later reuse
+ *   of its pid; give the same directory to sp_symbolizer_opts.jit_dir.
+ *   Created (0700) on the first copy; files of a previous recording that
+ *   carry its names are removed when the recorder opens.
+ *   docs/explanation/jit.md.
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -70,6 +78,7 @@ struct sp_recorder_opts {
 	uint64_t ring_samples;
 	uint64_t start_timestamp_us;
 	uint64_t sample_interval_us;
+	const char *jit_dir;
 };
 
 enum sp_attach_mode {
@@ -107,6 +116,8 @@ struct sp_recording_summary {
 	uint64_t ignored_user_callchain_frames;
 	uint64_t errors[SP_SAMPLE_ERR_COUNT];
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
+	uint64_t jit_maps_kept;	  /* perf maps copied to the JIT side dir */
+	uint64_t jit_maps_failed; /* copies that failed (logged) */
 };
 
 /** struct sp_poll_summary is what one poll did. */

@@ -20,11 +20,13 @@
 
 #include <stackpulse/error.h>
 
+#include "jit_side.h"
 #include "logging.h"
 #include "mver.h"
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
+#include "writer_internal.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 		    struct sp_writer *writer, struct sp_unwinder *unwinder)
@@ -422,6 +424,10 @@ int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
 	err = sp__python_unmark(procs, proc);
 	if (!err)
 		err = sp__procs_sync(procs);
+	/* The generation ends at this frame count (jit_side_names.h). */
+	if (!err && procs->jit_side && proc->modules.len)
+		sp__jit_side_save(procs->jit_side, proc->pid,
+				  sp__writer_frame_count(procs->writer));
 	if (!err)
 		err = sp_writer_deactivate_process(procs->writer, proc->pid);
 	if (err)

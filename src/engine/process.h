@@ -22,6 +22,8 @@
  */
 
 /** struct sp__module is one active module generation of a process. */
+struct sp__jit_side;
+
 struct sp__module {
 	uint32_t id;	/* spool module id */
 	uint32_t flags; /* SP_MAPPING_* */
@@ -107,6 +109,8 @@ struct sp__procs {
 	 * modes, where the thread applying modules must not stall).
 	 */
 	bool lazy_tables;
+	/* Copies of JIT runtimes' data per generation (NULL: none). */
+	struct sp__jit_side *jit_side;
 };
 
 static inline int sp__procs_sync(struct sp__procs *procs)

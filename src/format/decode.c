@@ -521,6 +521,7 @@ static void retire(struct sp_spool *s, size_t i)
 	if (m->deactivated_at != SP_NEVER)
 		return;
 	m->deactivated_at = (uint32_t)s->frames.len;
+	s->retirements++;
 	/* Room was reserved by the caller. */
 	(void)sp__vec_push(&s->retired, &s->mem, &m->id);
 }

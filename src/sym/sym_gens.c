@@ -14,7 +14,7 @@
  *   gens        [ gen 0  )[  gen 1   )[  gen 2 ...
  *
  * A generation's perf map is, in this order:
- *   1. its copy in the spool's JIT side directory (src/base/jit_side.h),
+ *   1. its copy in the spool's JIT side directory (src/base/jit_side_names.h),
  *      which the recorder made when the generation ended (or when the
  *      recording did): exact for every generation, whatever happened to
  *      the pid afterwards;
@@ -40,7 +40,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jit_side.h"
+#include "jit_side_names.h"
 #include "symbolizer_internal.h"
 
 /*
@@ -135,6 +135,8 @@ void sp__sym_pid_fini(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 	sp__vec_fini(&p->gens, &sym->mem);
 }
 
+static int rescan_if_grown(struct sp_symbolizer *sym);
+
 /* ---- finding a generation's map ---- */
 
 /* (dev, ino, size, mtime) of the pid's map in perf_map_dir, zeros if absent. */
@@ -228,9 +230,12 @@ const struct sp__perf_map *sp__sym_gen_perf_map(struct sp_symbolizer *sym,
 						int32_t pid, uint32_t frame_id,
 						const struct sp_module *mod)
 {
-	struct sp__sym_pid *p = pid_gens(sym, pid);
+	struct sp__sym_pid *p;
 	struct sp__sym_gen *g;
 
+	if (rescan_if_grown(sym))
+		return NULL;
+	p = pid_gens(sym, pid);
 	if (!p)
 		return NULL;
 	g = gen_of(p, frame_position(pid, frame_id, mod));
@@ -383,13 +388,40 @@ static int scan_markers(struct sp_symbolizer *sym)
 
 int sp__sym_scan_generations(struct sp_symbolizer *sym)
 {
+	const struct sp_spool *s = sym->spool;
+	size_t i;
 	int err;
 
 	/* A Tail's updates report retirements and markers batch by batch. */
-	if (!sym->spool->keep_python)
+	if (!s->keep_python)
 		return 0;
+	for (i = 0; i < sym->pids.len; i++) {
+		struct sp__sym_pid *p = sp__vec_at(&sym->pids, i);
+
+		sp__sym_pid_fini(sym, p);
+		p->any_python = false;
+		p->dir_read = false;
+	}
+	sym->scan_modules = s->modules.len;
+	sym->scan_python = s->python.len;
+	sym->scan_retirements = s->retirements;
 	err = scan_modules(sym);
 	return err ? err : scan_markers(sym);
+}
+
+/*
+ * A Replay decodes its store as it is read, so a symbolizer made over it
+ * first may see more retirements and markers at its first resolve.
+ */
+static int rescan_if_grown(struct sp_symbolizer *sym)
+{
+	const struct sp_spool *s = sym->spool;
+
+	if (!s->keep_python || (sym->scan_modules == s->modules.len &&
+				sym->scan_python == s->python.len &&
+				sym->scan_retirements == s->retirements))
+		return 0;
+	return sp__sym_scan_generations(sym);
 }
 
 /* ---- a Tail: batch by batch ---- */

@@ -272,6 +272,9 @@ struct sp_symbolizer {
 	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
 	uint32_t modules_seen;	     /* module records checked by updates */
 	uint32_t gen_modules_seen;   /* module records given to generations */
+	/* What the last scan of a Snapshot's or Replay's generations saw. */
+	size_t scan_modules, scan_python;
+	uint64_t scan_retirements;
 };
 
 /* ---- frame_names.c ---- */

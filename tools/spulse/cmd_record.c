@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "spulse.h"
 
 #define MAX_PIDS 64
@@ -51,6 +52,9 @@ struct record_opts {
 	char comms[MAX_COMMS][COMM_MAX];
 	int ncomms;
 	const char *cgroup;
+	const char *jit_dir; /* NULL: OUT.jit */
+	bool no_jit_dir;
+	char jit_buf[4096];
 };
 
 struct record_state {
@@ -60,6 +64,7 @@ struct record_state {
 	bool cmd_done;
 	bool system;   /* -a: nothing to attach, no target to outlive */
 	bool progress; /* stderr is a TTY */
+	const char *jit_dir;
 	bool color;
 	uint64_t start_ns, last_progress_ns, last_samples;
 	uint64_t samples;
@@ -106,6 +111,12 @@ void spulse_record_usage(FILE *f)
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
 	      "  --zstd           compress the spool\n"
+	      "  --jit-dir DIR    keep the perf maps of JIT runtimes (Python\n"
+	      "                   -X perf, node --perf-basic-prof) in DIR as\n"
+	      "                   processes exit (default FILE.jit; report\n"
+	      "                   reads it from there)\n"
+	      "  --no-jit-dir     do not keep them (names then come from\n"
+	      "                   /tmp/perf-PID.map at report time)\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
 	      "                   is the same; with -a: keep only these\n"
@@ -261,8 +272,14 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		return r == 1 ? -1 : r;
 	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0) && *i + 1 >= argc)
 		return spulse_usage_error("record", "missing value", a);
+	if (strcmp(a, "--jit-dir") == 0 && *i + 1 >= argc)
+		return spulse_usage_error("record", "missing value", a);
 	if (strcmp(a, "-o") == 0)
 		o->out = argv[++*i];
+	else if (strcmp(a, "--jit-dir") == 0)
+		o->jit_dir = argv[++*i];
+	else if (strcmp(a, "--no-jit-dir") == 0)
+		o->no_jit_dir = true;
 	else if (strcmp(a, "-s") == 0)
 		return parse_stack(argv[++*i], o);
 	else if (strcmp(a, "-k") == 0)
@@ -306,6 +323,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					  NULL);
 	if (o->ncomms && !o->system)
 		return spulse_usage_error("record", "--comm needs -a", NULL);
+	if (!o->no_jit_dir && !o->jit_dir) {
+		if (spulse_jit_dir(o->out, o->jit_buf, sizeof(o->jit_buf)))
+			return spulse_usage_error("record", "path too long",
+						  o->out);
+		o->jit_dir = o->jit_buf;
+	}
+	o->rec.jit_dir = o->no_jit_dir ? NULL : o->jit_dir;
 	if (o->system)
 		return -1; /* pids filter; a command is optional */
 	if (!o->cmd == !o->npids)
@@ -498,6 +522,11 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
 	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	if (s.jit_maps_kept || s.jit_maps_failed)
+		fprintf(stderr,
+			"  JIT perf maps kept in %s: %" PRIu64
+			" (failed: %" PRIu64 ")\n",
+			st->jit_dir, s.jit_maps_kept, s.jit_maps_failed);
 }
 
 static int exit_status(const struct record_state *st)
@@ -562,6 +591,7 @@ int spulse_cmd_record(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
+	st.jit_dir = o.rec.jit_dir;
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;

@@ -711,6 +711,7 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 	const struct sp_spool *spool = sp_replay_spool(replay);
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_symbolizer *sym;
+	char jit[4096];
 	int err;
 
 	r->recovered = sp_replay_is_recovered(replay);
@@ -719,6 +720,7 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 		return err;
 	if (o->no_inline)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;
+	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = sp_symbolizer_new(spool, &so, &sym);
 	if (err)
 		return err;

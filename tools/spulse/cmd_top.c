@@ -406,11 +406,13 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_symbolizer *sym;
 	struct top t = { 0 };
+	char jit[4096];
 	int err;
 
 	spulse_funcs_init(&t.fn, true);
 	t.tty = !o->once && isatty(STDOUT_FILENO) == 1;
 	t.color = t.tty && !getenv("NO_COLOR");
+	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
 	if (err)
 		return err;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* File names of a spool's JIT side directory, shared by its writer and its readers. */
-#ifndef SP_BASE_JIT_SIDE_H
-#define SP_BASE_JIT_SIDE_H
+#ifndef SP_BASE_JIT_SIDE_NAMES_H
+#define SP_BASE_JIT_SIDE_NAMES_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -47,4 +47,4 @@ static inline int sp__jit_side_name(char *buf, size_t size, const char *prefix,
 			(unsigned)end, suffix);
 }
 
-#endif /* SP_BASE_JIT_SIDE_H */
+#endif /* SP_BASE_JIT_SIDE_NAMES_H */
