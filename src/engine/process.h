@@ -37,6 +37,9 @@ struct sp__module {
 	char *path; /* verbatim, NUL-terminated */
 	size_t path_len;
 	char *unwind_path; /* where to read the file (map_files for deleted) */
+	uint64_t jit_id;   /* JIT table of its code (jit_arena.h), 0: none */
+	uint64_t jit_next_ns; /* when to look at its code again */
+	uint32_t jit_tries;   /* looks left; 0: not a candidate (any more) */
 };
 
 /** struct sp__event is one perf event of a process: one thread, one CPU. */
@@ -85,6 +88,7 @@ struct sp__process {
 	struct sp__mver *mver; /* threaded mode: the current map version */
 	uint64_t dying_ns;     /* when the group's death was seen */
 	bool sampled;	       /* a sample since the last recovery sweep */
+	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */
