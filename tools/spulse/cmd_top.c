@@ -189,7 +189,7 @@ static int count_sample(struct top *t, struct sp_symbolizer *sym,
 		return n;
 	for (i = 0; i < n; i++) {
 		long id = spulse_funcs_intern(&t->fn, t->fr[i]->name,
-					      t->fr[i]->module);
+					      spulse_frame_module(t->fr[i]));
 
 		if (id < 0)
 			return (int)id;

@@ -143,3 +143,10 @@ void spulse_funcs_fini(struct spulse_funcs *t)
 	free(t->index);
 	memset(t, 0, sizeof(*t));
 }
+
+const char *spulse_frame_module(const struct sp_resolved_frame *f)
+{
+	if (f->kind == SP_RESOLVED_PYTHON && f->file && f->file[0])
+		return f->file;
+	return f->module;
+}
