@@ -75,6 +75,10 @@ enum sp_symbol_origin {
  * @module: module path or "[kernel]" / "[mod]" / perf map path; NULL when
  *   no module.
  * @offset: pc - symbol start (0 for address-only names).
+ * @mangled_name: the symbol as the symbol table (or perf map) has it when
+ *   @name is its demangled form (C++ Itanium ABI, Rust legacy and v0, as
+ *   c++filt prints them; unless SP_SYMBOLIZER_NO_DEMANGLE), else NULL;
+ *   what pprof calls the system name.
  * @pc: absolute address of the raw frame.
  * @frame_id: the raw frame's spool id, or for a module-table symbolizer
  *   the id it was interned under (usable with sp_symbolizer_resolve_frame).
@@ -95,6 +99,7 @@ struct sp_resolved_frame {
 	uint32_t inline_depth; /* 0 = outermost (the real function) */
 	uint32_t frame_id;     /* raw frame id it came from */
 	uint32_t module_id;    /* SP_NO_MODULE when none */
+	const char *mangled_name;
 };
 
 /** One request of a native plug-in batch. */
@@ -127,6 +132,8 @@ struct sp_native_symbolizer {
 #define SP_SYMBOLIZER_NO_KERNEL 0x2u	/* no kernel symbols */
 #define SP_SYMBOLIZER_NO_INLINE 0x4u	/* no inline frames */
 #define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
+#define SP_SYMBOLIZER_NO_DEMANGLE                                              \
+	0x10u /* names as the symbol tables have them */
 
 /**
  * enum sp_stack_cache chooses who keeps whole resolved stacks.

@@ -123,6 +123,7 @@ static int intern_frame(struct sp__profile *prof,
 	}
 	f = (struct sp__xframe){
 		.name = rf->name ? rf->name : "??",
+		.system_name = rf->mangled_name,
 		.file = rf->file,
 		.module = rf->module,
 		.line = rf->line,

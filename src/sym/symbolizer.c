@@ -47,7 +47,8 @@ static int read_opts(const struct sp_symbolizer_opts *opts,
 	if (err)
 		return err;
 	if (o->flags & ~(SP_SYMBOLIZER_NO_PERF_MAPS | SP_SYMBOLIZER_NO_KERNEL |
-			 SP_SYMBOLIZER_NO_INLINE | SP_SYMBOLIZER_NO_LINES))
+			 SP_SYMBOLIZER_NO_INLINE | SP_SYMBOLIZER_NO_LINES |
+			 SP_SYMBOLIZER_NO_DEMANGLE))
 		return -EINVAL;
 	if (o->perf_map_pid_count && !o->perf_map_pids)
 		return -EINVAL;
@@ -626,7 +627,8 @@ static int insert_chain(struct sp_symbolizer *sym, uint64_t key, int n,
 	const char *borrowed = u->has_mod ? u->mod.path : NULL;
 	int err;
 
-	e = sp__sym_entry_new(&sym->mem, key, sym->chain, (size_t)n, borrowed);
+	e = sp__sym_entry_new(&sym->mem, key, sym->chain, (size_t)n, borrowed,
+			      !(sym->flags & SP_SYMBOLIZER_NO_DEMANGLE));
 	if (!e)
 		return -ENOMEM;
 	err = sp__sym_cache_put(&sym->cache, &e->hdr);

@@ -280,13 +280,16 @@ struct sp_symbolizer {
 /* ---- frame_names.c ---- */
 
 /*
- * Copies @n frames and their strings into one new entry for @key; module
- * strings equal to @borrowed_module (the spool's path) are not copied.
+ * Copies @n (<= SP_SYM_MAX_CHAIN) frames and their strings into one new
+ * entry for @key; module strings equal to @borrowed_module (the spool's
+ * path) are not copied. With @demangle, a mangled name becomes the
+ * frame's name demangled, the symbol its mangled_name (demangle.c).
  * Returns NULL on exhaustion.
  */
 struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 					const struct sp_resolved_frame *frames,
-					size_t n, const char *borrowed_module);
+					size_t n, const char *borrowed_module,
+					bool demangle);
 void sp__sym_entry_free(const struct sp__mem *mem, struct sp__sym_entry *entry);
 
 /* The last path component of @path ("" stays ""). */

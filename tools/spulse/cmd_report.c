@@ -30,6 +30,7 @@ struct report_opts {
 	const char *path;
 	unsigned top;
 	bool folded, tree, threads, no_inline, has_pid, python_only;
+	bool no_demangle;
 	int32_t pid;
 };
 
@@ -61,8 +62,8 @@ struct report {
 void spulse_report_usage(FILE *f)
 {
 	fputs("usage: spulse report [--top N] [--folded] [--tree] [--threads]\n"
-	      "                     [--no-inline] [--python-only] [--pid P]\n"
-	      "                     FILE\n"
+	      "                     [--no-inline] [--no-demangle]\n"
+	      "                     [--python-only] [--pid P] FILE\n"
 	      "\n"
 	      "Symbolize the samples of the SPULSE3 spool FILE and print the\n"
 	      "top functions by self and total samples, the hottest stacks\n"
@@ -73,6 +74,8 @@ void spulse_report_usage(FILE *f)
 	      "  --tree       top-down call tree with counts and percentages\n"
 	      "  --threads    add the per-thread split\n"
 	      "  --no-inline  do not expand inline frames\n"
+	      "  --no-demangle  C++ and Rust names as the symbol tables\n"
+	      "               have them\n"
 	      "  --python-only  Python stacks as a Python user reads them:\n"
 	      "               without the interpreter's own frames (eval\n"
 	      "               loop, call machinery) and the process start\n"
@@ -103,6 +106,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		o->no_inline = true;
 	else if (strcmp(a, "--python-only") == 0)
 		o->python_only = true;
+	else if (strcmp(a, "--no-demangle") == 0)
+		o->no_demangle = true;
 	else if (strcmp(a, "--top") == 0 || strcmp(a, "--pid") == 0) {
 		st = spulse_parse_int("report", a, next, a[2] == 't' ? 1 : 0,
 				      &v);
@@ -753,6 +758,8 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 		return err;
 	if (o->no_inline)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;
+	if (o->no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = sp_symbolizer_new(spool, &so, &sym);
 	if (err)

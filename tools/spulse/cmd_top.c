@@ -43,7 +43,7 @@ struct top_opts {
 	double interval;
 	unsigned top;
 	unsigned long iterations; /* 0 = until a signal */
-	bool total, once, has_pid;
+	bool total, once, has_pid, no_demangle;
 	int32_t pid;
 };
 
@@ -65,7 +65,8 @@ static void on_stop_signal(int sig)
 void spulse_top_usage(FILE *f)
 {
 	fputs("usage: spulse top [--interval SECS] [--top N] [--self|--total]\n"
-	      "                  [--pid P] [--once] [--iterations N] FILE\n"
+	      "                  [--pid P] [--once] [--iterations N]\n"
+	      "                  [--no-demangle] FILE\n"
 	      "\n"
 	      "Follow the SPULSE3 spool FILE while it is being written and\n"
 	      "show its top functions, refreshed every interval. On a\n"
@@ -80,6 +81,8 @@ void spulse_top_usage(FILE *f)
 	      "  --pid P          only samples of process P\n"
 	      "  --once           print one table of what exists, then exit\n"
 	      "  --iterations N   exit after N refreshes\n"
+	      "  --no-demangle    C++ and Rust names as the symbol tables\n"
+	      "                   have them\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
 	      "Stops on SIGINT or SIGTERM (exit 0).\n"
@@ -139,6 +142,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		o->total = true;
 	else if (strcmp(a, "--once") == 0)
 		o->once = true;
+	else if (strcmp(a, "--no-demangle") == 0)
+		o->no_demangle = true;
 	else if (strcmp(a, "--interval") == 0 || strcmp(a, "--top") == 0 ||
 		 strcmp(a, "--pid") == 0 || strcmp(a, "--iterations") == 0) {
 		(*i)++;
@@ -413,6 +418,8 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 	t.tty = !o->once && isatty(STDOUT_FILENO) == 1;
 	t.color = t.tty && !getenv("NO_COLOR");
 	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
+	if (o->no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
 	if (err)
 		return err;

@@ -57,7 +57,10 @@ long spulse_funcs_intern(struct spulse_funcs *t, const char *name,
 int spulse_func_cmp(const struct spulse_func *x, const struct spulse_func *y,
 		    bool by_total);
 
-/* spulse_func_put prints "name  [module file name]" escaped for a terminal. */
+/*
+ * spulse_func_put prints "name  [module file name]" escaped for a
+ * terminal, a long name shortened whole tokens at a time (elide.h).
+ */
 void spulse_func_put(FILE *f, const struct spulse_func *fn);
 
 /*
