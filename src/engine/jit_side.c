@@ -69,6 +69,7 @@ int sp__jit_side_init(struct sp__jit_side *side, const struct sp__mem *mem,
 	side->mem = mem;
 	side->logger = logger;
 	side->dirfd = -1;
+	sp__vec_init(&side->copied, sizeof(struct sp__jit_side_copy));
 	if (!dir)
 		return 0;
 	len = strlen(dir);
@@ -94,9 +95,48 @@ void sp__jit_side_fini(struct sp__jit_side *side)
 	if (side->dir)
 		sp__mem_free(side->mem, side->dir, strlen(side->dir) + 1);
 	sp__mem_free(side->mem, side->buf, side->buf ? SP__JIT_SIDE_BUF : 0);
+	sp__vec_fini(&side->copied, side->mem);
 	side->dir = NULL;
 	side->buf = NULL;
 	side->dirfd = -1;
+}
+
+/* The record of @pid's last copy (NULL: none, or no memory for a new one). */
+static struct sp__jit_side_copy *copy_of(struct sp__jit_side *side, int32_t pid)
+{
+	struct sp__jit_side_copy c = { .pid = pid };
+	size_t i;
+
+	for (i = 0; i < side->copied.len; i++) {
+		struct sp__jit_side_copy *e = sp__vec_at(&side->copied, i);
+
+		if (e->pid == pid)
+			return e;
+	}
+	if (sp__vec_push(&side->copied, side->mem, &c))
+		return NULL;
+	return sp__vec_at(&side->copied, side->copied.len - 1);
+}
+
+/* Whether @st is the file the pid's last copy came from, unchanged. */
+static bool copied_before(struct sp__jit_side *side, int32_t pid,
+			  const struct stat *st)
+{
+	struct sp__jit_side_copy *c = copy_of(side, pid);
+	uint64_t mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+			 (uint64_t)st->st_mtim.tv_nsec;
+	bool same;
+
+	if (!c)
+		return false;
+	same = c->dev == (uint64_t)st->st_dev &&
+	       c->ino == (uint64_t)st->st_ino &&
+	       c->size == (uint64_t)st->st_size && c->mtime_ns == mtime;
+	c->dev = (uint64_t)st->st_dev;
+	c->ino = (uint64_t)st->st_ino;
+	c->size = (uint64_t)st->st_size;
+	c->mtime_ns = mtime;
+	return same;
 }
 
 static int open_dir(struct sp__jit_side *side)
@@ -181,6 +221,10 @@ static int save_map(struct sp__jit_side *side, int32_t pid, uint32_t end)
 	in = open_source(pid, &st);
 	if (in < 0)
 		return in;
+	if (copied_before(side, pid, &st)) {
+		close(in);
+		return -ENOENT; /* nothing this generation wrote */
+	}
 	err = side->bytes + (uint64_t)st.st_size > TOTAL_MAX ? -EFBIG :
 							       open_dir(side);
 	if (err) {

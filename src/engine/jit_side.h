@@ -8,6 +8,7 @@
 #include <stackpulse/log.h>
 
 #include "mem.h"
+#include "vec.h"
 
 /*
  * What a JIT runtime writes about its code (today /tmp/perf-<pid>.map;
@@ -21,12 +22,21 @@
  * Everything runs on the thread that applies records (the sequencer).
  * The directory is created on the first copy, 0700, files 0600; a copy
  * goes to a temporary name first and is renamed when complete, so a
- * reader never sees half a file. The sources are hostile files in a
+ * reader never sees half a file. A file unchanged since the pid's last
+ * copy is not copied again: the new generation (say a fork before its
+ * exec) did not write it. The sources are hostile files in a
  * world-writable directory: opened without following links or blocking
  * on FIFOs, regular files only, owned by root, by us or by the process,
  * at most 64 MiB each and 256 MiB per recording. A failed copy is counted
  * and logged and never fails the recording.
  */
+/* What a pid's last copy was made from (a file that did not change since
+ * belongs to an earlier generation: a fork that never wrote its own). */
+struct sp__jit_side_copy {
+	int32_t pid;
+	uint64_t dev, ino, size, mtime_ns;
+};
+
 struct sp__jit_side {
 	const struct sp__mem *mem;
 	const struct sp_logger *logger;
@@ -36,6 +46,7 @@ struct sp__jit_side {
 	uint64_t bytes;
 	uint64_t saved;
 	uint64_t failed;
+	struct sp__vec copied; /* struct sp__jit_side_copy, one per pid */
 };
 
 /*

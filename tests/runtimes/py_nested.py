@@ -3,7 +3,8 @@
 
     python3.12 -X perf py_nested.py SECONDS ORACLE_FILE [PREFIX]
 
-sp_root -> sp_outer -> sp_middle -> sp_leaf spin for SECONDS. A watcher
+sp_root -> sp_outer -> sp_middle -> sp_leaf spin for SECONDS of CPU time
+(so that the sample count does not depend on the machine's load). A watcher
 thread samples the main thread's frames with sys._current_frames(), the
 interpreter's own view of its stack, and writes the chains it saw while
 the main thread was in the leaf to ORACLE_FILE (one ';'-joined line each,
@@ -17,7 +18,7 @@ import time
 SECONDS = float(sys.argv[1])
 ORACLE = sys.argv[2]
 PREFIX = sys.argv[3] if len(sys.argv) > 3 else "sp"
-END = time.monotonic() + SECONDS
+END = time.process_time() + SECONDS
 
 
 def spin(n):
@@ -34,7 +35,7 @@ def {PREFIX}_middle(n):
     return {PREFIX}_leaf(n) + 1
 def {PREFIX}_outer(n):
     t = 0
-    while time.monotonic() < END:
+    while time.process_time() < END:
         t += {PREFIX}_middle(n)
     return t
 def {PREFIX}_root():
@@ -44,7 +45,7 @@ exec(SRC)
 
 
 def watch(main_id, seen):
-    while time.monotonic() < END:
+    while time.process_time() < END:
         f = sys._current_frames().get(main_id)
         chain = []
         while f is not None:

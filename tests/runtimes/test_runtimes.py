@@ -17,7 +17,12 @@ come from stackpulse:
   node_launch    node --perf-basic-prof: JS names and the chain up to the
                  top-level function in >= 95 % of the leaf's samples, and
                  perf record -g of the same program as the oracle;
-  node_attach    the same attached with -p, exiting during the recording.
+  node_attach    the same attached with -p, exiting during the recording;
+  cxx            g++ -O2 without frame pointers: every name is what
+                 c++filt prints for its symbol, and the hot function's
+                 samples reach main;
+  rust           the same for plain rustc -O2 builds, legacy and v0
+                 mangling.
 Exit status per tests/check.h: 0 pass, 1 fail, 77 skip (runtime or perf
 permission missing; the reason is printed).
 """
@@ -283,6 +288,89 @@ def case_node_attach(env):
     finally:
         proc.wait(timeout=60)
     check_node(env, spool)
+
+
+def cxxfilt(names):
+    """c++filt's output for each of @names (one call)."""
+    exe = shutil.which("c++filt")
+    if not exe:
+        raise Skip("no c++filt")
+    out = subprocess.run([exe], input="\n".join(names) + "\n",
+                         capture_output=True, text=True, timeout=60).stdout
+    return out.splitlines()
+
+
+def frame_names(stacks):
+    return {f for frames, _ in stacks for f in frames}
+
+
+def check_demangled(env, spool, hot, main, at_least):
+    """Every name equals c++filt of its symbol (@at_least of them were
+    mangled); @hot's samples reach @main."""
+    raw = frame_names(env.folded(spool, "--no-demangle"))
+    shown = frame_names(env.folded(spool))
+    raw = sorted(raw)
+    want = dict(zip(raw, cxxfilt(raw)))
+    mangled = {m: d for m, d in want.items() if m != d}
+    print(f"{len(mangled)} mangled names, e.g. "
+          f"{next(iter(mangled.items()), None)}")
+    expect(len(mangled) >= at_least, f"few mangled names: {sorted(mangled)}")
+    for m, d in mangled.items():
+        expect(d in shown, f"{m}: c++filt says {d!r}, not in the report")
+        expect(m not in shown, f"{m} left mangled")
+    left = [n for n, d in zip(sorted(shown), cxxfilt(sorted(shown)))
+            if n != d]
+    expect(not left, f"names c++filt would still change: {left[:5]}")
+    stacks = env.folded(spool)
+    total = sum(c for f, c in stacks if any(hot(x) for x in f))
+    whole = sum(c for f, c in stacks
+                if any(hot(x) for x in f) and any(main(x) for x in f))
+    print(f"{whole}/{total} samples in the hot function reach main")
+    expect(total >= 200, f"only {total} samples in the hot function")
+    expect(whole >= SHARE * total, f"{whole} of {total} reach main")
+
+
+def build(cmd, what):
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    except FileNotFoundError:
+        raise Skip(f"no compiler for {what}")
+    except subprocess.CalledProcessError as e:
+        raise Failure(f"building {what}: {e.stderr.decode(errors='replace')}")
+
+
+def case_cxx(env):
+    cxx = shutil.which("g++")
+    if not cxx:
+        raise Skip("no g++")
+    exe = env.path("cxx_nested")
+    build([cxx, "-O2", "-fomit-frame-pointer", "-g", "-o", exe,
+           env.src("cxx_nested.cpp")], "C++")
+    spool = env.path("cxx.spool")
+    env.record(spool, "--", exe, "2")
+    check_demangled(env, spool,
+                    lambda n: "Heavy<long, 64>::spin(" in n,
+                    lambda n: n == "main", 2)
+
+
+def case_rust(env):
+    rustc = shutil.which("rustc")
+    if not rustc:
+        raise Skip("no rustc")
+    for mangling in ("legacy", "v0"):
+        exe = env.path("rs_" + mangling)
+        # Legacy is rustc's default (asking for it needs -Z flags).
+        flags = [] if mangling == "legacy" else [
+            "-C", "symbol-mangling-version=" + mangling]
+        build([rustc, "-C", "opt-level=2", "-C", "force-frame-pointers=no",
+               "-C", "debuginfo=1", *flags, "-o", exe,
+               env.src("rs_nested.rs")], "Rust")
+        spool = env.path(mangling + ".spool")
+        env.record(spool, "--", exe, "2")
+        check_demangled(env, spool,
+                        lambda n: "Heavy<" in n and "spin" in n,
+                        lambda n: n.startswith("rs_nested::main") or
+                        n.startswith("rs_nested[") and "::main" in n, 4)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items()
