@@ -41,6 +41,12 @@ struct sp_recorder;
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
+/*
+ * Never read JIT runtimes' code from the targets (CPython -X perf
+ * trampolines, docs/explanation/jit.md): stacks through it then end
+ * where the frame-pointer fallback stops.
+ */
+#define SP_RECORDER_NO_JIT_CODE 0x8u
 
 /**
  * struct sp_recorder_opts configures a Recorder. Set @size to

@@ -115,6 +115,7 @@ struct sp__procs {
 	bool lazy_tables;
 	/* Copies of JIT runtimes' data per generation (NULL: none). */
 	struct sp__jit_side *jit_side;
+	bool no_jit_code; /* SP_RECORDER_NO_JIT_CODE: never read their code */
 };
 
 static inline int sp__procs_sync(struct sp__procs *procs)

@@ -27,7 +27,7 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
 		return -EINVAL;
 	if (o->stack_size > 65528)
 		return -EINVAL;
@@ -174,6 +174,7 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = sp__jit_side_init(&rec->jit_side, &rec->mem, rec->logger,
 					o.jit_dir);
 	rec->procs.jit_side = &rec->jit_side;
+	rec->procs.no_jit_code = !!(o.flags & SP_RECORDER_NO_JIT_CODE);
 	if (!err && worker_count(o.threads))
 		err = sp__pipeline_new(rec, worker_count(o.threads));
 	if (err) {
