@@ -91,8 +91,7 @@ static int open_recording(struct live *lv, struct sp_recorder **rec)
 	if (lv->o->no_demangle)
 		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	if (!err)
-		err = sp_symbolizer_new(sp_tail_spool(lv->tail), &so,
-					&lv->sym);
+		err = sp_symbolizer_new(sp_tail_spool(lv->tail), &so, &lv->sym);
 	if (err)
 		fprintf(stderr, "spulse top: cannot record: %s\n",
 			sp_strerror(err));
