@@ -206,7 +206,7 @@ def case_python_reuse(env):
     launcher = env.path("launcher.py")
     with open(launcher, "w") as f:
         f.write(REUSE)
-    env.record(spool, "--children", "--", py, launcher, py,
+    env.record(spool, "--", py, launcher, py,
                env.src("py_nested.py"), "1.5", env.tmp)
     for prefix in ("aa", "bb"):
         check_python(env, spool, env.path(prefix), prefix)
