@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stackpulse.h>
@@ -115,21 +116,6 @@ static int find_python(struct cfg *c)
 	return 0;
 }
 
-static int record_loop(struct sp_recorder *rec, struct sp_launch *launch)
-{
-	int status = 0, r, err;
-
-	do {
-		err = sp_recorder_poll(rec, 100, NULL);
-		if (err < 0 && err != -EINTR)
-			return err;
-		r = sp_launch_wait(launch, true, &status);
-		if (r < 0)
-			return r;
-	} while (r == 0);
-	return sp_recorder_finish(rec);
-}
-
 static void side_clean(const char *jit)
 {
 	char cmd[256];
@@ -149,8 +135,8 @@ static int run(const struct cfg *c, bool after, const char *seconds,
 			       seconds,	  "/dev/null", NULL };
 	struct sp_recording_summary sum;
 	struct sp_recorder *rec = NULL;
-	struct sp_launch *launch = NULL;
 	double cpu0 = self_cpu_s();
+	struct stat st;
 	int err;
 
 	snprintf(spool, sizeof(spool), "%s/bench.spool", c->dir);
@@ -160,36 +146,22 @@ static int run(const struct cfg *c, bool after, const char *seconds,
 	o.flags = after ? 0 : SP_RECORDER_NO_JIT_CODE;
 	o.jit_dir = after ? jit : NULL;
 	err = sp_recorder_open(spool, &o, &rec);
+	/* exec's argv is char *const[] for historical reasons. */
 	if (!err)
-		/* exec's argv is char *const[] for historical reasons. */
-		err = sp_launch_suspended(
-			argv[0], (char *const *)(uintptr_t)argv, NULL, &launch);
+		err = sp_recorder_run_command(
+			rec, (char *const *)(uintptr_t)argv, NULL, NULL, NULL);
 	if (!err)
-		err = sp_recorder_attach(rec, sp_launch_pid(launch),
-					 SP_ATTACH_ON_EXEC);
-	if (err >= 0)
-		err = sp_launch_resume(launch);
-	if (err >= 0)
-		err = record_loop(rec, launch);
+		err = sp_recorder_finish(rec);
 	if (rec)
 		sp_recorder_summary(rec, &sum);
 	sp_recorder_close(rec);
 	res->cpu_s = self_cpu_s() - cpu0;
-	sp_launch_free(launch);
 	if (err < 0)
 		return err;
 	res->samples = sum.samples;
 	res->truncated = sum.truncated_frame_markers;
 	res->maps_kept = sum.jit_maps_kept;
-	res->bytes = 0;
-	{
-		FILE *f = fopen(spool, "rb");
-
-		if (f && fseek(f, 0, SEEK_END) == 0)
-			res->bytes = (uint64_t)ftell(f);
-		if (f)
-			fclose(f);
-	}
+	res->bytes = stat(spool, &st) == 0 ? (uint64_t)st.st_size : 0;
 	res->frames = spool_frames(spool);
 	unlink(spool);
 	side_clean(jit);

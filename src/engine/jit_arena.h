@@ -24,8 +24,9 @@ struct sp__module;
  *
  * An arena is filled right after it is mapped and before any of its
  * trampolines runs, so a read that finds it still zeroed is retried at a
- * later sample (at most every 20 ms, for about a second). Reads are
- * bounded: modules of at most 1 MiB, one read each.
+ * later sample (at most every 20 ms, for about a second; such a look
+ * reads one page). Reads are bounded: modules of at most 1 MiB, each
+ * read whole once, at most 64 of them per process.
  */
 
 /* Looks at a candidate's code before giving up on it (still zeroed). */

@@ -89,6 +89,7 @@ struct sp__process {
 	uint64_t dying_ns;     /* when the group's death was seen */
 	bool sampled;	       /* a sample since the last recovery sweep */
 	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
+	uint32_t jit_reads;    /* their code read whole so far (bounded) */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */

@@ -39,17 +39,10 @@ SKIP = 77
 SHARE = 0.95
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
+# The helpers of the `spulse record` tests (tests/cli/test_record.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "cli"))
+from test_record import Env as RecordEnv, Failure, Skip, expect  # noqa: E402
 
 
 def python312():
@@ -72,26 +65,11 @@ def node():
     return exe
 
 
-class Env:
-    def __init__(self, spulse, runtimes, tmp):
-        self.spulse = spulse
-        self.runtimes = runtimes
-        self.tmp = tmp
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
+class Env(RecordEnv):
+    """test_record's Env; "workloads" is tests/runtimes here."""
 
     def src(self, name):
-        return os.path.join(self.runtimes, name)
-
-    def run(self, *args, timeout=180):
-        proc = subprocess.run([self.spulse, *args], capture_output=True,
-                              timeout=timeout)
-        err = proc.stderr.decode("utf-8", "replace")
-        if proc.returncode != 0 and ("Permission denied" in err or
-                                     "Operation not permitted" in err):
-            raise Skip(f"perf_event_open refused: {err.strip()}")
-        return proc.returncode, proc.stdout.decode("utf-8", "replace"), err
+        return self.workload(name)
 
     def record(self, spool, *args):
         rc, _, err = self.run("record", "-o", spool, *args)
