@@ -73,8 +73,10 @@ struct sp_recorder;
  *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
  *   recording does, so JIT names survive the process and a later reuse
  *   of its pid; give the same directory to sp_symbolizer_opts.jit_dir.
- *   Created (0700) on the first copy; files of a previous recording that
- *   carry its names are removed when the recorder opens.
+ *   Created (0700, with a marker file) on the first copy; a previous
+ *   recording's files are removed from it when the recorder opens; a
+ *   directory without the marker that holds such names is refused
+ *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
  *   docs/explanation/jit.md.
  */
 struct sp_recorder_opts {

@@ -32,28 +32,71 @@ static bool ours(const char *name)
 		(n > 4 && strcmp(name + n - 4, ".tmp") == 0));
 }
 
-/* Removes a previous recording's files; an emptied directory goes too. */
+/*
+ * A directory this recorder made holds MARKER; only such a directory is
+ * emptied of a previous recording's files (a directory of the user's,
+ * /tmp itself above all, is never cleaned: its perf-<pid>.map files may
+ * be anybody's).
+ */
+#define MARKER ".stackpulse-jit"
+
+/* Whether the directory at @fd has the marker. */
+static bool marked(int fd)
+{
+	struct stat st;
+
+	return fstatat(fd, MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/* Whether @fd is the directory the runtimes write to. */
+static bool is_source_dir(int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(SOURCE_DIR, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * Removes a previous recording's files from a marked directory (an
+ * emptied one goes too). A directory of the user's with names like ours
+ * is refused (-EEXIST), /tmp always (-EINVAL).
+ */
 static int clean_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool others = false, found = false, mine;
 	struct dirent *e;
-	bool others = false;
 	DIR *d;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (is_source_dir(fd)) {
+		close(fd);
+		return -EINVAL;
+	}
+	mine = marked(fd);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return -errno;
 	}
 	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+		if (strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, MARKER) == 0)
 			continue;
-		if (!ours(e->d_name) || unlinkat(dirfd(d), e->d_name, 0))
+		found |= ours(e->d_name);
+		if (!mine || !ours(e->d_name) ||
+		    unlinkat(dirfd(d), e->d_name, 0))
 			others = true;
 	}
+	if (mine && !others)
+		unlinkat(dirfd(d), MARKER, 0);
 	closedir(d);
+	if (!mine)
+		return found ? -EEXIST : 0;
 	if (!others)
 		rmdir(dir);
 	return 0;
@@ -141,13 +184,21 @@ static bool copied_before(struct sp__jit_side *side, int32_t pid,
 
 static int open_dir(struct sp__jit_side *side)
 {
+	int fd;
+
 	if (side->dirfd >= 0)
 		return 0;
 	if (mkdir(side->dir, 0700) && errno != EEXIST)
 		return -errno;
 	side->dirfd = open(side->dir,
 			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return side->dirfd < 0 ? -errno : 0;
+	if (side->dirfd < 0)
+		return -errno;
+	fd = openat(side->dirfd, MARKER,
+		    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	return 0;
 }
 
 /* Root, ourselves, or the process (while /proc shows it) may own it. */

@@ -52,9 +52,12 @@ struct sp__jit_side {
 /*
  * Sets @side up for directory @dir (NULL: no side directory, every call
  * is then a no-op). Files a previous recording left there under our names
- * are removed now, so they cannot be taken for this recording's; the
+ * are removed now, so they cannot be taken for this recording's, but only
+ * from a directory a recorder made (it holds a marker file); the
  * directory itself is created only when something is copied.
- * Returns 0, -ENOMEM, -ENOTDIR (@dir is not a directory), -errno.
+ * Returns 0, -ENOMEM, -EINVAL (@dir is /tmp, where the runtimes write),
+ * -EEXIST (a directory of someone else's holding such names), -ENOTDIR
+ * (not a directory), -errno.
  */
 int sp__jit_side_init(struct sp__jit_side *side, const struct sp__mem *mem,
 		      const struct sp_logger *logger, const char *dir);
