@@ -655,6 +655,13 @@ static int start_targets(struct record_state *st, struct record_opts *o)
 	}
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
+		/* The library refuses /tmp and a foreign directory for it. */
+		if (o->rec.jit_dir && (err == -EEXIST || err == -EINVAL))
+			fprintf(stderr,
+				"  (or the JIT side directory %s: it must be "
+				"one spulse made, or new, and not /tmp; see "
+				"--jit-dir)\n",
+				o->rec.jit_dir);
 		return SPULSE_EXIT_DATA;
 	}
 	st->progress = spulse_term_escapes(STDERR_FILENO);
