@@ -113,6 +113,8 @@ void spulse_record_usage(FILE *f)
 	      "  -s BYTES         user stack bytes copied per sample\n"
 	      "                   (default 32768, at most 65528)\n"
 	      "  -k               also record kernel callchains\n"
+	      "  --max-depth N    user frames per stack before it is cut\n"
+	      "                   (default 1024, at most 8192)\n"
 	      "  --no-children    do not follow forked child processes\n"
 	      "                   (they are followed by default)\n"
 	      "  --duration SECS  stop after SECS seconds\n"
@@ -196,6 +198,14 @@ static int parse_threads(const char *s, struct record_opts *o)
 	return parse_u32(s, &o->rec.threads) || o->rec.threads > 64 ? -1 : 0;
 }
 
+static int parse_depth(const char *s, struct record_opts *o)
+{
+	return parse_u32(s, &o->rec.max_depth) ||
+			       o->rec.max_depth > SP_DEPTH_MAX ?
+		       -1 :
+		       0;
+}
+
 static int parse_comms(const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
@@ -248,6 +258,8 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 		{ "--cgroup", parse_cgroup, "bad cgroup path" },
 		{ "--duration", parse_duration, "bad duration (seconds)" },
 		{ "--threads", parse_threads, "bad thread count (N or auto)" },
+		{ "--max-depth", parse_depth,
+		  "bad depth (--max-depth takes 1 to 8192 frames)" },
 	};
 	const char *a = argv[*i];
 	size_t k;
@@ -559,9 +571,12 @@ static void print_summary(const struct record_state *st, const char *out)
 		"register_capture",    "stack_read",
 		"stack_truncated",     "did_not_advance",
 		"return_address_null", "moved_backwards",
-		"integer_overflow",    "user_registers_missing"
+		"integer_overflow",    "user_registers_missing",
+		"depth_limit"
 	};
 	struct sp_recording_summary s;
+	uint64_t other[SP_SAMPLE_ERR_COUNT];
+	size_t i;
 
 	sp_recorder_summary(st->rec, &s);
 	fprintf(stderr,
@@ -579,7 +594,13 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.missing_pid_samples, s.missing_tid_samples,
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
-	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	/* One reason per truncated stack; then errors of skipped samples. */
+	print_counts("  truncated by:", errs, s.truncation_reasons,
+		     SP_SAMPLE_ERR_COUNT);
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		other[i] = s.errors[i] - s.truncation_reasons[i];
+	print_counts("  samples not unwound:", errs, other,
+		     SP_SAMPLE_ERR_COUNT);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)
 		fprintf(stderr,
