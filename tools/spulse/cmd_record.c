@@ -574,6 +574,21 @@ static void print_summary(const struct record_state *st, const char *out)
 		"integer_overflow",    "user_registers_missing",
 		"depth_limit"
 	};
+	/* enum sp_unwind_fallback, without the SP_FALLBACK_ prefix. */
+	static const char *const fbs[SP_FALLBACK_COUNT] = {
+		"no_module",
+		"no_module_unwind_data",
+		"eh_frame_hdr_lookup",
+		"dwarf_cfi_index_lookup",
+		"dwarf_fde_read",
+		"dwarf_unwind_info",
+		"dwarf_sp_moved_backwards",
+		"dwarf_did_not_advance",
+		"dwarf_no_cfa",
+		"dwarf_no_return_address",
+		"dwarf_no_frame_pointer",
+		"other_unwind_format"
+	};
 	struct sp_recording_summary s;
 	uint64_t other[SP_SAMPLE_ERR_COUNT];
 	size_t i;
@@ -601,6 +616,10 @@ static void print_summary(const struct record_state *st, const char *out)
 		other[i] = s.errors[i] - s.truncation_reasons[i];
 	print_counts("  samples not unwound:", errs, other,
 		     SP_SAMPLE_ERR_COUNT);
+	/* Steps taken by frame pointer for want of CFI (JIT code such as
+	 * V8's, binaries without unwind tables), by reason. */
+	print_counts("  frame-pointer steps:", fbs, s.fallbacks,
+		     SP_FALLBACK_COUNT);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)
 		fprintf(stderr,
