@@ -42,6 +42,12 @@ struct sp_recorder;
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
+/*
+ * Never read JIT runtimes' code from the targets (CPython -X perf
+ * trampolines, docs/explanation/jit.md): stacks through it then end
+ * where the frame-pointer fallback stops.
+ */
+#define SP_RECORDER_NO_JIT_CODE 0x8u
 
 /* Flags of struct sp_system_opts. */
 #define SP_SYSTEM_EXCLUDE_SELF 0x1u /* drop the recording process itself */
@@ -92,6 +98,16 @@ struct sp_system_opts {
  *   (default SP_DEPTH_DEFAULT = 1024, at most SP_DEPTH_MAX = 8192); the
  *   stacks it cuts count SP_SAMPLE_ERR_DEPTH_LIMIT.
  * @reserved: must be 0.
+ * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
+ *   keeps there a copy of each process generation's perf map
+ *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
+ *   recording does, so JIT names survive the process and a later reuse
+ *   of its pid; give the same directory to sp_symbolizer_opts.jit_dir.
+ *   Created (0700, with a marker file) on the first copy; a previous
+ *   recording's files are removed from it when the recorder opens; a
+ *   directory without the marker that holds such names is refused
+ *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
+ *   docs/explanation/jit.md.
  * @system: NULL = process mode: the caller adds targets with
  *   sp_recorder_attach(). Non-NULL = system mode: every process of the
  *   machine (or of @system's cgroup) is sampled through one event per
@@ -115,6 +131,7 @@ struct sp_recorder_opts {
 	uint64_t sample_interval_us;
 	uint32_t max_depth;
 	uint32_t reserved;
+	const char *jit_dir;
 	const struct sp_system_opts *system;
 };
 
@@ -158,6 +175,9 @@ enum sp_attach_outcome {
  *   sample the writer rejected, which is logged). @errors also counts
  *   samples skipped before unwinding (registers missing), which have no
  *   marker.
+ * @jit_maps_kept: perf maps copied to the JIT side directory
+ *   (@sp_recorder_opts.jit_dir); @jit_maps_failed: copies that failed
+ *   (logged).
  */
 struct sp_recording_summary {
 	size_t size;
@@ -179,6 +199,8 @@ struct sp_recording_summary {
 	uint64_t errors[SP_SAMPLE_ERR_COUNT];
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
 	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
+	uint64_t jit_maps_kept;
+	uint64_t jit_maps_failed;
 };
 
 /** struct sp_poll_summary is what one poll did. */

@@ -256,6 +256,11 @@ SP_API uint64_t sp_writer_bytes(const struct sp_writer *w)
 	return w ? w->drained + w->len : 0;
 }
 
+SP_API uint32_t sp_writer_frame_count(const struct sp_writer *w)
+{
+	return w ? w->frame_count : 0;
+}
+
 /* ---- module records ---- */
 
 /* Continuation bytes 80..BF; @lo/@hi narrow the first (§5.1 strict UTF-8). */

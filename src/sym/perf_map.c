@@ -551,13 +551,22 @@ int sp__perf_map_load_within(const struct sp__mem *mem, const char *dir,
 			     struct sp__perf_map **out, uint64_t *identity)
 {
 	char path[4096];
-	struct stat st;
-	int fd, err;
+	int err;
 
 	err = snprintf(path, sizeof(path), "%s/perf-%d.map",
 		       dir && *dir ? dir : "/tmp", (int)pid);
 	if (err < 0 || (size_t)err >= sizeof(path))
 		return -ENAMETOOLONG;
+	return sp__perf_map_load_file(mem, path, pid, budget, out, identity);
+}
+
+int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
+			   int32_t pid, uint64_t budget,
+			   struct sp__perf_map **out, uint64_t *identity)
+{
+	struct stat st;
+	int fd, err;
+
 	fd = sp__file_open_data(path, SP__FILE_NOFOLLOW, PERF_MAP_MAX, &st);
 	if (fd < 0)
 		return fd == -ELOOP || fd == -EINVAL ? -EPERM : fd;

@@ -131,6 +131,13 @@ size_t sp__perf_map_bytes(const struct sp__perf_map *map);
  * frames stay address-only (a warning is logged once per map).
  */
 #define SP_PERF_MAP_TOTAL_MAX (1ull << 30)
+/*
+ * sp__perf_map_load_within for a map file at @path (a copy kept in a JIT
+ * side directory), with the same checks.
+ */
+int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
+			   int32_t pid, uint64_t budget,
+			   struct sp__perf_map **out, uint64_t *identity);
 
 /* Parses perf-map text (START LEN NAME lines, §1.10 rules). */
 int sp__perf_map_parse(const struct sp__mem *mem, const char *data, size_t len,
@@ -148,6 +155,21 @@ int sp__perf_map_lookup(const struct sp__perf_map *map, uint64_t addr,
 
 /* Module paths whose frames may come from perf maps (anonymous classes). */
 bool sp__perf_map_eligible(const char *module_path);
+
+/* ---- demangling (demangle.c) ---- */
+
+/* Longest mangled name demangled (libiberty's stack use grows with it). */
+#define SP__DEMANGLE_IN_MAX 4096
+
+/* Whether @name may be mangled (C++ "_Z...", Rust legacy or "_R..."). */
+bool sp__demangle_candidate(const char *name);
+
+/*
+ * The demangled form of @name as c++filt prints it, in a new block of
+ * @mem of *@size bytes (NUL-terminated); NULL when @name is not a mangled
+ * name, does not parse, is too long, or memory ran out.
+ */
+char *sp__demangle(const struct sp__mem *mem, const char *name, size_t *size);
 
 /* ---- names and flags shared by the core (frame_names.c) ---- */
 

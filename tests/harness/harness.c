@@ -192,6 +192,15 @@ static int no_reconcile(struct sp_recorder *rec, struct sp__process *p,
 	return 0;
 }
 
+/* The captured processes' memory is not there to read. */
+static void no_jit_code(struct sp_recorder *rec, struct sp__process *p,
+			uint64_t now_ns)
+{
+	(void)rec;
+	(void)p;
+	(void)now_ns;
+}
+
 static int no_sweep(struct sp_recorder *rec, bool force)
 {
 	(void)rec;
@@ -342,6 +351,7 @@ static int replay_attach(struct sp__replay *rp)
 	rp->policy.watch = no_watch;
 	rp->policy.group_gone = never_gone;
 	rp->policy.sample_pc = no_reconcile;
+	rp->policy.jit_code = no_jit_code;
 	rp->policy.sweep = no_sweep;
 	rings->sample_type = rp->hdr.sample_type;
 	rings->sample_type_fixed = true;

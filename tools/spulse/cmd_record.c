@@ -39,6 +39,7 @@
 
 #include <stackpulse/launch.h>
 
+#include "args.h"
 #include "rec_errors.h"
 #include "spulse.h"
 
@@ -60,6 +61,9 @@ struct record_opts {
 	char comms[MAX_COMMS][COMM_MAX];
 	int ncomms;
 	const char *cgroup;
+	const char *jit_dir; /* NULL: OUT.jit */
+	bool no_jit_dir;
+	char jit_buf[4096];
 };
 
 struct record_state {
@@ -69,6 +73,7 @@ struct record_state {
 	bool cmd_done;
 	bool system;   /* -a: nothing to attach, no target to outlive */
 	bool progress; /* stderr is a terminal that takes escape codes */
+	const char *jit_dir;
 	bool color;
 	uint64_t start_ns, last_progress_ns, last_samples;
 	uint64_t end_ns; /* when the recording stopped */
@@ -119,6 +124,12 @@ void spulse_record_usage(FILE *f)
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
 	      "  --zstd           compress the spool\n"
+	      "  --jit-dir DIR    keep the perf maps of JIT runtimes (Python\n"
+	      "                   -X perf, node --perf-basic-prof) in DIR as\n"
+	      "                   processes exit (default FILE.jit; report\n"
+	      "                   reads it from there)\n"
+	      "  --no-jit-dir     do not keep them (names then come from\n"
+	      "                   /tmp/perf-PID.map at report time)\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
 	      "                   is the same; with -a: keep only these\n"
@@ -290,8 +301,14 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		return r == 1 ? -1 : r;
 	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0) && *i + 1 >= argc)
 		return spulse_usage_error("record", "missing value", a);
+	if (strcmp(a, "--jit-dir") == 0 && *i + 1 >= argc)
+		return spulse_usage_error("record", "missing value", a);
 	if (strcmp(a, "-o") == 0)
 		o->out = argv[++*i];
+	else if (strcmp(a, "--jit-dir") == 0)
+		o->jit_dir = argv[++*i];
+	else if (strcmp(a, "--no-jit-dir") == 0)
+		o->no_jit_dir = true;
 	else if (strcmp(a, "-s") == 0)
 		return parse_stack(argv[++*i], o);
 	else if (strcmp(a, "-k") == 0)
@@ -338,6 +355,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					  NULL);
 	if (o->ncomms && !o->system)
 		return spulse_usage_error("record", "--comm needs -a", NULL);
+	if (!o->no_jit_dir && !o->jit_dir) {
+		if (spulse_jit_dir(o->out, o->jit_buf, sizeof(o->jit_buf)))
+			return spulse_usage_error("record", "path too long",
+						  o->out);
+		o->jit_dir = o->jit_buf;
+	}
+	o->rec.jit_dir = o->no_jit_dir ? NULL : o->jit_dir;
 	if (o->system)
 		/* pids filter; a command is optional */
 		return spulse_check_rate("record", o->rec.sample_hz);
@@ -552,6 +576,21 @@ static void print_summary(const struct record_state *st, const char *out)
 		"integer_overflow",    "user_registers_missing",
 		"depth_limit"
 	};
+	/* enum sp_unwind_fallback, without the SP_FALLBACK_ prefix. */
+	static const char *const fbs[SP_FALLBACK_COUNT] = {
+		"no_module",
+		"no_module_unwind_data",
+		"eh_frame_hdr_lookup",
+		"dwarf_cfi_index_lookup",
+		"dwarf_fde_read",
+		"dwarf_unwind_info",
+		"dwarf_sp_moved_backwards",
+		"dwarf_did_not_advance",
+		"dwarf_no_cfa",
+		"dwarf_no_return_address",
+		"dwarf_no_frame_pointer",
+		"other_unwind_format"
+	};
 	struct sp_recording_summary s = { .size = sizeof(s) };
 	uint64_t other[SP_SAMPLE_ERR_COUNT];
 	size_t i;
@@ -579,7 +618,16 @@ static void print_summary(const struct record_state *st, const char *out)
 		other[i] = s.errors[i] - s.truncation_reasons[i];
 	print_counts("  samples not unwound:", errs, other,
 		     SP_SAMPLE_ERR_COUNT);
+	/* Steps taken by frame pointer for want of CFI (JIT code such as
+	 * V8's, binaries without unwind tables), by reason. */
+	print_counts("  frame-pointer steps:", fbs, s.fallbacks,
+		     SP_FALLBACK_COUNT);
 	print_size(st, out, s.samples);
+	if (s.jit_maps_kept || s.jit_maps_failed)
+		fprintf(stderr,
+			"  JIT perf maps kept in %s: %" PRIu64
+			" (failed: %" PRIu64 ")\n",
+			st->jit_dir, s.jit_maps_kept, s.jit_maps_failed);
 }
 
 static int exit_status(const struct record_state *st)
@@ -652,6 +700,13 @@ static int start_targets(struct record_state *st, struct record_opts *o)
 	}
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
+		/* The library refuses /tmp and a foreign directory for it. */
+		if (o->rec.jit_dir && (err == -EEXIST || err == -EINVAL))
+			fprintf(stderr,
+				"  (or the JIT side directory %s: it must be "
+				"one spulse made, or new, and not /tmp; see "
+				"--jit-dir)\n",
+				o->rec.jit_dir);
 		return SPULSE_EXIT_DATA;
 	}
 	st->progress = spulse_term_escapes(STDERR_FILENO);
@@ -671,6 +726,7 @@ int spulse_cmd_record(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
+	st.jit_dir = o.rec.jit_dir;
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;

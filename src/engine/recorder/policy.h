@@ -23,10 +23,11 @@ struct sp__process;
  *                  /proc, records and samples, and filtered (system.c,
  *                  system_track.c)
  *
- * The live hooks that read /proc or open pidfds (@watch, @group_gone,
- * @sample_pc, @sweep) are the same in both; the replay harness
- * (tests/harness) runs a copy of the recorder's policy with those four
- * replaced by ones that do nothing, since captured processes may be gone.
+ * The live hooks that read /proc, open pidfds or read target memory
+ * (@watch, @group_gone, @sample_pc, @jit_code, @sweep) are the same in
+ * both; the replay harness (tests/harness) runs a copy of the recorder's
+ * policy with those five replaced by ones that do nothing, since captured
+ * processes may be gone.
  */
 struct sp__policy {
 	/* Processes have events of their own: attach and thread refresh. */
@@ -59,6 +60,12 @@ struct sp__policy {
 	 */
 	int (*sample_pc)(struct sp_recorder *rec, struct sp__process *p,
 			 uint64_t pc);
+	/*
+	 * A sample of Python process @p at @now_ns while some of its JIT
+	 * arenas are unread (track/jit_arena.h): read those that are due.
+	 */
+	void (*jit_code)(struct sp_recorder *rec, struct sp__process *p,
+			 uint64_t now_ns);
 	/* The loss recovery sweep (paced unless @force). */
 	int (*sweep)(struct sp_recorder *rec, bool force);
 	/* A sweep that runs starts (before it looks at any process). */
@@ -81,5 +88,7 @@ void sp__live_watch(struct sp_recorder *rec, struct sp__process *child);
 bool sp__live_group_gone(struct sp_recorder *rec, struct sp__process *p);
 int sp__live_sample_pc(struct sp_recorder *rec, struct sp__process *p,
 		       uint64_t pc); /* reconciles when no module covers @pc */
+void sp__live_jit_code(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t now_ns); /* reads the target (jit_arena.h) */
 
 #endif /* SP_ENGINE_POLICY_H */

@@ -17,6 +17,7 @@
 
 #include <stackpulse/error.h>
 
+#include "jit_side_names.h"
 #include "opts.h"
 #include "perf_event.h"
 #include "pipeline.h"
@@ -26,7 +27,7 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
 		return -EINVAL;
 	if (o->stack_size > 65528 || o->max_depth > SP_DEPTH_MAX || o->reserved)
 		return -EINVAL;
@@ -197,6 +198,12 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 		err = parts_new(rec, o);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
+	rec->jit_side.dirfd = -1;
+	if (!err)
+		err = sp__jit_side_init(&rec->jit_side, &rec->mem, rec->logger,
+					o->jit_dir);
+	rec->procs.jit_side = &rec->jit_side;
+	rec->procs.no_jit_code = !!(o->flags & SP_RECORDER_NO_JIT_CODE);
 	if (!err)
 		err = pipeline_new(rec, worker_count(o->threads), depth_of(o));
 	if (err) {
@@ -353,6 +360,25 @@ int sp_recorder_flush(struct sp_recorder *rec)
 	return err ? err : ferr;
 }
 
+/*
+ * The generations still running when the recording ends: their perf maps
+ * go to the side directory as they are now (processes with no module left
+ * were retired, and their copy made then).
+ */
+static void keep_running_maps(struct sp_recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->procs.list.len; i++) {
+		const struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
+
+		if (p->modules.len)
+			sp__jit_side_save(&rec->jit_side, p->pid,
+					  SP__JIT_SIDE_OPEN);
+	}
+}
+
 int sp_recorder_finish(struct sp_recorder *rec)
 {
 	int err, ferr;
@@ -363,6 +389,7 @@ int sp_recorder_finish(struct sp_recorder *rec)
 		return 0;
 	sp__recorder_set_enabled(rec, false);
 	err = sp_recorder_flush(rec);
+	keep_running_maps(rec);
 	ferr = sp_writer_finish(rec->writer);
 	rec->finished = true;
 	return err ? err : ferr;
@@ -421,6 +448,8 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 	memcpy(s.truncation_reasons, p->ustats.errors,
 	       sizeof(s.truncation_reasons));
 	memcpy(s.fallbacks, p->ustats.fallbacks, sizeof(s.fallbacks));
+	s.jit_maps_kept = rec->jit_side.saved;
+	s.jit_maps_failed = rec->jit_side.failed;
 	return sp__opts_store(out, &s, sizeof(s));
 }
 
@@ -479,6 +508,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__pipeline_free(rec->pipe); /* threads first: rings and maps */
 	rec->procs.sync = NULL;
 	sp__procs_fini(&rec->procs);
+	sp__jit_side_fini(&rec->jit_side);
 	sp__rings_fini(&rec->rings);
 	if (rec->epfd >= 0)
 		close(rec->epfd);

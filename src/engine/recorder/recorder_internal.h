@@ -6,6 +6,7 @@
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "jit_side.h"
 #include "kernel_module.h"
 #include "mem.h"
 #include "perf_event.h"
@@ -68,6 +69,7 @@ struct sp_recorder {
 	struct sp__system *sys;
 	struct sp__recorder_hooks hooks; /* a test harness's (none: zeros) */
 	int epfd;
+	struct sp__jit_side jit_side; /* JIT side directory (track/jit_side.c) */
 	struct sp_recording_summary sum;
 	struct sp_poll_summary poll;
 	char *path;	       /* spool path (NULL for a caller's sink) */

@@ -16,6 +16,7 @@
 
 #include <linux/perf_event.h>
 
+#include "jit_arena.h"
 #include "logging.h"
 #include "mver.h"
 #include "pipeline.h"
@@ -50,6 +51,13 @@ static bool is_kernel_mode(const struct sp__qsample *s)
 {
 	return (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 	       PERF_RECORD_MISC_KERNEL;
+}
+
+/* Python's trampolines are read once their arena is filled. */
+void sp__live_jit_code(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t now_ns)
+{
+	sp__jit_arena_check(&rec->procs, p, now_ns);
 }
 
 /* The policy checks the user PC of a live process's sample. */
@@ -92,6 +100,9 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	}
 	if (p)
 		p->sampled = true;
+	/* The policy reads Python's trampolines once an arena is filled. */
+	if (p && p->jit_pending && p->py_marked && !rec->procs.no_jit_code)
+		rec->policy->jit_code(rec, p, s->time);
 	if (cover_pc(rec, p, s))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);

@@ -23,6 +23,8 @@
  */
 
 /** struct sp__module is one active module generation of a process. */
+struct sp__jit_side;
+
 struct sp__module {
 	uint32_t id;	/* spool module id */
 	uint32_t flags; /* SP_MAPPING_* */
@@ -36,6 +38,9 @@ struct sp__module {
 	char *path; /* verbatim, NUL-terminated */
 	size_t path_len;
 	char *unwind_path; /* where to read the file (map_files for deleted) */
+	uint64_t jit_id;   /* JIT table of its code (jit_arena.h), 0: none */
+	uint64_t jit_next_ns; /* when to look at its code again */
+	uint32_t jit_tries;   /* looks left; 0: not a candidate (any more) */
 };
 
 /* Python perf support of a process (§1.7), probed once per exec. */
@@ -77,6 +82,8 @@ struct sp__process {
 	struct sp__mver *mver; /* threaded mode: the current map version */
 	uint64_t dying_ns;     /* when the group's death was seen */
 	bool sampled;	       /* a sample since the last recovery sweep */
+	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
+	uint32_t jit_reads;    /* their code read whole so far (bounded) */
 };
 
 /*
@@ -112,6 +119,9 @@ struct sp__procs {
 	 * modes, where the thread applying modules must not stall).
 	 */
 	bool lazy_tables;
+	/* Copies of JIT runtimes' data per generation (NULL: none). */
+	struct sp__jit_side *jit_side;
+	bool no_jit_code; /* SP_RECORDER_NO_JIT_CODE: never read their code */
 };
 
 static inline int sp__procs_sync(struct sp__procs *procs)
