@@ -37,6 +37,12 @@ struct sp_recorder;
 /** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
 #define SP_RATE_MAX UINT32_MAX
 
+/** Largest @stack_size: the kernel's sample_stack_user limit, 8-aligned. */
+#define SP_RECORDER_STACK_MAX 65528u
+
+/** Most unwinder threads (@threads); larger counts are clamped to it. */
+#define SP_RECORDER_THREADS_MAX 64u
+
 /* Flags of struct sp_recorder_opts. */
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
@@ -48,9 +54,9 @@ struct sp_recorder;
  * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
  *   maximum; above the kernel maximum fails with SP_EFREQ).
  * @stack_size: user stack bytes copied per sample, rounded up to 8,
- *   at most 65528 (default 32768).
+ *   at most SP_RECORDER_STACK_MAX (default 32768).
  * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
- *   (at most 64) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
+ *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
  *   inline mode on machines with up to 2 CPUs (measured faster there),
  *   else online CPUs - 1 unwinder threads.
  * @ring_samples: per-CPU ring sized to hold this many samples (default:

@@ -28,7 +28,7 @@ static int opts_check(const struct sp_recorder_opts *o)
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
 			 SP_RECORDER_ZSTD))
 		return -EINVAL;
-	if (o->stack_size > 65528)
+	if (o->stack_size > SP_RECORDER_STACK_MAX)
 		return -EINVAL;
 	return 0;
 }

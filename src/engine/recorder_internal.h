@@ -84,7 +84,7 @@ struct sp_recorder {
 };
 
 /* Upper bound of unwinder threads in threaded mode. */
-#define SP__WORKERS_MAX 64
+#define SP__WORKERS_MAX SP_RECORDER_THREADS_MAX
 
 /* Pacing of loss reads and recovery sweeps during polls (§1.4). */
 #define SP__LOST_READ_NS 100000000ull

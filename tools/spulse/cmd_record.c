@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "spulse.h"
 
 #define MAX_PIDS 64
@@ -51,6 +52,7 @@ struct record_opts {
 	char comms[MAX_COMMS][COMM_MAX];
 	int ncomms;
 	const char *cgroup;
+	const char *rate_arg; /* -F as given, for the error message */
 };
 
 struct record_state {
@@ -98,10 +100,10 @@ void spulse_record_usage(FILE *f)
 	      "  -F HZ|max        samples per CPU-second (default 999; max =\n"
 	      "                   the kernel's perf_event_max_sample_rate)\n"
 	      "  -s BYTES         user stack bytes copied per sample\n"
-	      "                   (default 32768, at most 65528)\n"
+	      "                   (default 32768, 1 to 65528)\n"
 	      "  -k               also record kernel callchains\n"
 	      "  --children       follow forked child processes\n"
-	      "  --duration SECS  stop after SECS seconds\n"
+	      "  --duration SECS  stop after SECS seconds (0.001 to a year)\n"
 	      "  --threads N|auto unwinder threads (0 = everything on one\n"
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
@@ -123,65 +125,131 @@ void spulse_record_usage(FILE *f)
 	      f);
 }
 
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v == 0 ||
-	    v >= UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_pids(const char *s, struct record_opts *o)
+/*
+ * Numeric options: each returns -1 to go on or a usage-error status that
+ * names the allowed range (args.h). A PID is any positive int32; whether
+ * it exists is the attach's business.
+ */
+static int parse_pids(const char *opt, const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
-	int status = 0;
-	uint32_t pid;
+	int status = -1, found = 0;
+	uint64_t pid;
 
 	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok && !status;
+		return spulse_usage_error("record", "out of memory", NULL);
+	for (tok = strtok_r(copy, ",", &save); tok && status < 0;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (o->npids == MAX_PIDS || parse_u32(tok, &pid) != 0 ||
-		    pid > INT32_MAX)
-			status = -1;
+		if (o->npids == MAX_PIDS)
+			status = spulse_usage_error(
+				"record", "more than 64 PIDs at", tok);
 		else
-			o->pids[o->npids++] = (int32_t)pid;
+			status = spulse_parse_range("record", opt, tok, 1,
+						    INT32_MAX, &pid);
+		if (status < 0)
+			o->pids[o->npids++] = (int32_t)pid, found++;
 	}
 	free(copy);
+	if (status < 0 && !found)
+		status = spulse_value_error("record", opt, s, "PID[,PID...]");
 	return status;
 }
 
-static int parse_rate(const char *s, struct record_opts *o)
+/* /proc/sys/kernel/perf_event_max_sample_rate, or 0 if unreadable. */
+static uint64_t kernel_max_rate(void)
 {
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The -F error: the range is the kernel's limit (which may change). */
+static int rate_error(const char *s)
+{
+	char allowed[128];
+	uint64_t max = kernel_max_rate();
+
+	if (max)
+		snprintf(allowed, sizeof(allowed),
+			 "1..%" PRIu64 " Hz, the kernel's maximum "
+			 "(kernel.perf_event_max_sample_rate), or max",
+			 max);
+	else
+		snprintf(allowed, sizeof(allowed),
+			 "1 Hz up to kernel.perf_event_max_sample_rate, "
+			 "or max");
+	return spulse_value_error("record", "-F", s, allowed);
+}
+
+static int parse_rate(const char *opt, const char *s, struct record_opts *o)
+{
+	uint64_t v = 0, max = kernel_max_rate();
+
+	(void)opt;
+	o->rate_arg = s;
 	if (strcmp(s, "max") == 0) {
 		o->rec.sample_hz = SP_RATE_MAX;
-		return 0;
+		return -1;
 	}
-	return parse_u32(s, &o->rec.sample_hz);
+	if (!spulse_read_uint(s, &v) || !v || v >= SP_RATE_MAX ||
+	    (max && v > max))
+		return rate_error(s);
+	o->rec.sample_hz = (uint32_t)v;
+	return -1;
 }
 
-static int parse_threads(const char *s, struct record_opts *o)
+static int parse_threads(const char *opt, const char *s, struct record_opts *o)
 {
+	char allowed[32];
+	uint64_t v;
+
 	if (strcmp(s, "auto") == 0) {
 		o->rec.threads = SP_THREADS_AUTO;
-		return 0;
+		return -1;
 	}
-	return parse_u32(s, &o->rec.threads) || o->rec.threads > 64 ? -1 : 0;
+	snprintf(allowed, sizeof(allowed), "0..%u or auto",
+		 SP_RECORDER_THREADS_MAX);
+	if (!spulse_read_uint(s, &v) || v > SP_RECORDER_THREADS_MAX)
+		return spulse_value_error("record", opt, s, allowed);
+	o->rec.threads = (uint32_t)v;
+	return -1;
 }
 
-static int parse_comms(const char *s, struct record_opts *o)
+/* Rounded up to a multiple of 8 by the library. */
+static int parse_stack(const char *opt, const char *s, struct record_opts *o)
+{
+	uint64_t v;
+	int st = spulse_parse_range("record", opt, s, 1, SP_RECORDER_STACK_MAX,
+				    &v);
+
+	if (st < 0)
+		o->rec.stack_size = (uint32_t)v;
+	return st;
+}
+
+/* A year at most: seconds * 1e9 stays far below UINT64_MAX ns. */
+#define DURATION_MIN_S 0.001
+#define DURATION_MAX_S (365.0 * 86400)
+
+static int parse_duration(const char *opt, const char *s, struct record_opts *o)
+{
+	return spulse_parse_seconds("record", opt, s, DURATION_MIN_S,
+				    DURATION_MAX_S, &o->duration_s);
+}
+
+static int parse_comms(const char *opt, const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	int status = 0;
 
 	if (!copy)
-		return -1;
+		return spulse_usage_error("record", "out of memory", NULL);
 	for (tok = strtok_r(copy, ",", &save); tok && !status;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (o->ncomms == MAX_COMMS || strlen(tok) >= COMM_MAX)
@@ -190,65 +258,59 @@ static int parse_comms(const char *s, struct record_opts *o)
 			strcpy(o->comms[o->ncomms++], tok);
 	}
 	free(copy);
-	return status || !o->ncomms ? -1 : 0;
+	if (status || !o->ncomms)
+		return spulse_usage_error("record", "bad command name for",
+					  opt);
+	return -1;
 }
 
-static int parse_cgroup(const char *s, struct record_opts *o)
+static int parse_cgroup(const char *opt, const char *s, struct record_opts *o)
 {
 	o->cgroup = s;
 	o->system = true;
-	return *s ? 0 : -1;
+	return *s ? -1 : spulse_usage_error("record", "empty path for", opt);
 }
 
-static int parse_duration(const char *s, struct record_opts *o)
+static int parse_output(const char *opt, const char *s, struct record_opts *o)
 {
-	char *end;
-
-	errno = 0;
-	o->duration_s = strtod(s, &end);
-	return errno || end == s || *end || !(o->duration_s > 0) ? -1 : 0;
+	o->out = s;
+	return *s ? -1 : spulse_usage_error("record", "empty path for", opt);
 }
 
 /*
- * Options that take a value: returns 1 if @a is one (consuming argv[*i]),
- * 0 if it is not, or a usage-error exit status.
+ * Options that take a value: returns 1 if argv[*i] is one (consuming its
+ * value), 0 if it is not, or a usage-error exit status.
  */
 static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 {
 	static const struct {
 		const char *name;
-		int (*parse)(const char *s, struct record_opts *o);
-		const char *what;
+		int (*parse)(const char *opt, const char *s,
+			     struct record_opts *o);
 	} valued[] = {
-		{ "-F", parse_rate, "bad sample rate (HZ or max)" },
-		{ "-p", parse_pids, "bad PID" },
-		{ "--pid", parse_pids, "bad PID" },
-		{ "--comm", parse_comms, "bad command name" },
-		{ "--cgroup", parse_cgroup, "bad cgroup path" },
-		{ "--duration", parse_duration, "bad duration (seconds)" },
-		{ "--threads", parse_threads, "bad thread count (N or auto)" },
+		{ "-o", parse_output },
+		{ "-F", parse_rate },
+		{ "-s", parse_stack },
+		{ "-p", parse_pids },
+		{ "--pid", parse_pids },
+		{ "--comm", parse_comms },
+		{ "--cgroup", parse_cgroup },
+		{ "--duration", parse_duration },
+		{ "--threads", parse_threads },
 	};
 	const char *a = argv[*i];
 	size_t k;
+	int st;
 
 	for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
 		if (strcmp(a, valued[k].name) != 0)
 			continue;
 		if (*i + 1 >= argc)
 			return spulse_usage_error("record", "missing value", a);
-		if (valued[k].parse(argv[++*i], o) != 0)
-			return spulse_usage_error("record", valued[k].what,
-						  argv[*i]);
-		return 1;
+		st = valued[k].parse(a, argv[++*i], o);
+		return st >= 0 ? st : 1;
 	}
 	return 0;
-}
-
-static int parse_stack(const char *s, struct record_opts *o)
-{
-	if (parse_u32(s, &o->rec.stack_size) != 0)
-		return spulse_usage_error("record", "bad stack size", s);
-	return -1;
 }
 
 /* One option at argv[*i]; returns -1 to go on or an exit status. */
@@ -259,13 +321,7 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 
 	if (r != 0)
 		return r == 1 ? -1 : r;
-	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0) && *i + 1 >= argc)
-		return spulse_usage_error("record", "missing value", a);
-	if (strcmp(a, "-o") == 0)
-		o->out = argv[++*i];
-	else if (strcmp(a, "-s") == 0)
-		return parse_stack(argv[++*i], o);
-	else if (strcmp(a, "-k") == 0)
+	if (strcmp(a, "-k") == 0)
 		o->rec.flags |= SP_RECORDER_KERNEL;
 	else if (strcmp(a, "-a") == 0)
 		o->system = true;
@@ -541,6 +597,9 @@ static int start_targets(struct record_state *st, const struct record_opts *o)
 
 	if (err > 0)
 		return SPULSE_EXIT_DATA; /* already reported */
+	/* The kernel may have lowered its limit since the options were read. */
+	if (err == SP_EFREQ)
+		return rate_error(o->rate_arg ? o->rate_arg : "999");
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
 		return SPULSE_EXIT_DATA;
