@@ -147,6 +147,67 @@ def case_sigint(env):
     expect(n > 0, f"no samples before SIGINT: {obj}")
 
 
+# A command that ignores SIGTERM and SIGINT (issue 20 item 12): the shell
+# sets the dispositions (inherited through exec) within a millisecond and
+# says so in READY; sleep ends by itself, so a hung spulse leaves nothing
+# behind for long.
+STUBBORN = "trap '' TERM INT; : >\"$0\"; exec sleep 30"
+
+
+def stubborn_record(env, spool, *extra):
+    ready = env.path("ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    proc = subprocess.Popen([env.spulse, "record", "-o", spool, *extra, "--",
+                             "sh", "-c", STUBBORN, ready],
+                            stderr=subprocess.PIPE)
+    for _ in range(600):
+        if os.path.exists(ready) or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    return proc
+
+
+def finish_stubborn(proc, what):
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise Failure(f"{what}: spulse still waits for a command that "
+                      "ignores SIGTERM after 60 s")
+    err = err.decode("utf-8", "replace")
+    if "Permission denied" in err or "Operation not permitted" in err:
+        raise Skip(f"perf_event_open refused: {err.strip()}")
+    return err
+
+
+def case_stubborn(env):
+    """A command ignoring SIGTERM: bounded wait, then SIGKILL."""
+    spool = env.path("stubborn.spool")
+    # --duration: SIGTERM is ignored, the grace period ends in SIGKILL.
+    proc = stubborn_record(env, spool, "--duration", "2")
+    err = finish_stubborn(proc, "--duration 1")
+    expect(proc.returncode == 128 + signal.SIGKILL,
+           f"--duration: exit {proc.returncode} != 137; stderr: {err}")
+    expect("SIGKILL" in err, f"--duration: no word of SIGKILL: {err!r}")
+    n, obj = env.samples(spool)
+    expect(obj["valid"] and n > 0, f"spool after SIGKILL: {obj}")
+    # Ctrl-C, then Ctrl-C again: SIGKILL at once, and a SIGTERM to spulse
+    # while it waits escalates the same way (it never ignores either).
+    for second in (signal.SIGINT, signal.SIGTERM):
+        proc = stubborn_record(env, spool)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        proc.send_signal(second)
+        err = finish_stubborn(proc, f"SIGINT then {second.name}")
+        expect(proc.returncode == 128 + signal.SIGKILL,
+               f"SIGINT, {second.name}: exit {proc.returncode}; {err}")
+        expect("stop requested again" in err,
+               f"SIGINT, {second.name}: not escalated at once: {err!r}")
+        env.samples(spool)
+
+
 def case_system(env):
     """-a records every process until --duration; filters and usage."""
     spool = env.path("system.spool")

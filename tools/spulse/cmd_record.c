@@ -7,10 +7,11 @@
  * instruction is covered; `-p PID` attaches to running processes with
  * SP_ATTACH_STOP_WHILE_ATTACHING. The main loop is sp_recorder_poll()
  * with a short timeout, and between polls it checks the four ways a
- * recording ends: the command exits, every pid exits, a SIGINT/SIGTERM
- * (the handler only sets a flag; the signal also makes poll return
- * -EINTR), or --duration. A command still running then (signal or
- * duration) gets SIGTERM, like perf record does, and is reaped.
+ * recording ends: the command exits, every pid exits, a SIGINT, SIGTERM
+ * or SIGHUP (the handler only counts it; the signal also makes poll
+ * return -EINTR), or --duration. A command still running then (signal or
+ * duration) gets SIGTERM, like perf record does, and is reaped within a
+ * bounded time: SIGKILL after a grace period or at the next signal.
  *
  * `-a` records the whole machine instead (sp_recorder_open_system): every
  * process, or those that pass --pid / --comm / --cgroup. It ends on a
@@ -39,6 +40,10 @@
 #define MAX_COMMS 64
 #define COMM_MAX 64
 #define POLL_MS 100
+/* Ending a command that ignores SIGTERM (reap_command). */
+#define TERM_HINT_MS 500
+#define TERM_GRACE_MS 3000
+#define KILL_GRACE_MS 2000
 #define PROGRESS_NS 500000000ull
 
 struct record_opts {
@@ -67,11 +72,18 @@ struct record_state {
 	uint64_t samples;
 };
 
-static volatile sig_atomic_t stop_signal;
+/*
+ * SIGINT, SIGTERM and SIGHUP each count one stop request: the first ends
+ * the recording, later ones escalate the end of the command (see
+ * reap_command). The handler only counts; the three are blocked while it
+ * runs, so the count is never torn.
+ */
+static volatile sig_atomic_t stop_requests;
 
 static void on_stop_signal(int sig)
 {
-	stop_signal = sig;
+	(void)sig;
+	stop_requests = stop_requests + 1;
 }
 
 static uint64_t now_ns(void)
@@ -92,7 +104,8 @@ void spulse_record_usage(FILE *f)
 	      "Sample the CPU stacks of COMMAND (from its first instruction)\n"
 	      "or of running processes into a SPULSE3 spool. Recording ends\n"
 	      "when the command or every PID exits, on Ctrl-C, or after\n"
-	      "--duration; then the summary goes to stderr.\n"
+	      "--duration; then the summary goes to stderr. A command still\n"
+	      "running gets SIGTERM, and SIGKILL 3 s later or at Ctrl-C.\n"
 	      "With -a every process of the machine is sampled (root or\n"
 	      "CAP_PERFMON), until Ctrl-C, --duration or COMMAND's exit.\n"
 	      "\n"
@@ -377,9 +390,18 @@ static void install_handlers(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: the signal must interrupt the poll. */
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	/*
+	 * No SA_RESTART: the signal must interrupt the poll. SIGHUP (the
+	 * terminal went away) ends the recording like Ctrl-C, so the spool
+	 * is finished and an attach in progress completes and resumes its
+	 * target instead of dying half-way.
+	 */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static void record_error(const char *what, const char *arg, int err)
@@ -479,7 +501,7 @@ static int record_loop(struct record_state *st, const struct record_opts *o)
 			UINT64_MAX;
 	int err = 0;
 
-	while (!stop_signal && !targets_done(st)) {
+	while (!stop_requests && !targets_done(st)) {
 		uint64_t now = now_ns();
 
 		if (now >= deadline)
@@ -497,17 +519,75 @@ static int record_loop(struct record_state *st, const struct record_opts *o)
 	return err;
 }
 
-/* A command still running after the recording stopped gets SIGTERM. */
-static void reap_command(struct record_state *st)
+/*
+ * Waits up to @ms for the command to exit, or until a stop request beyond
+ * @seen arrives; true once it is reaped. The 10 ms naps end early on a
+ * signal (no SA_RESTART).
+ */
+static bool wait_command(struct record_state *st, int ms, sig_atomic_t seen)
 {
+	struct timespec nap = { 0, 10000000 };
+	int waited;
+
+	for (waited = 0; waited < ms && stop_requests == seen; waited += 10) {
+		if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+			return st->cmd_done = true;
+		nanosleep(&nap, NULL);
+	}
+	return st->cmd_done =
+		       sp_launch_wait(st->launch, true, &st->cmd_status) == 1;
+}
+
+/* "spulse record: CMD (pid N) MSG" */
+static void command_note(const struct record_state *st, const char *cmd,
+			 const char *msg)
+{
+	fputs("spulse record: ", stderr);
+	spulse_put_text(stderr, cmd, strlen(cmd), false);
+	fprintf(stderr, " (pid %d) %s\n", (int)sp_launch_pid(st->launch), msg);
+}
+
+/*
+ * A command still running after the recording stopped gets SIGTERM, like
+ * perf record sends it, but a command that ignores SIGTERM must not keep
+ * spulse waiting forever: after TERM_GRACE_MS, or at once on a further
+ * Ctrl-C/SIGTERM, it gets SIGKILL; if even that is not reaped within
+ * KILL_GRACE_MS (a process stuck in the kernel), or on one more signal,
+ * spulse stops waiting and exits (status 1: the command's is unknown).
+ * @seen: stop requests already acted on (the one that ended the loop).
+ */
+static void reap_command(struct record_state *st, const char *cmd,
+			 sig_atomic_t seen)
+{
+	pid_t pid;
+
 	if (!st->launch || st->cmd_done)
 		return;
-	if (sp_launch_wait(st->launch, true, &st->cmd_status) != 1) {
-		kill(sp_launch_pid(st->launch), SIGTERM);
-		if (sp_launch_wait(st->launch, false, &st->cmd_status) != 1)
+	if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1) {
+		st->cmd_done = true;
+		return;
+	}
+	pid = (pid_t)sp_launch_pid(st->launch);
+	kill(pid, SIGTERM);
+	if (wait_command(st, TERM_HINT_MS, seen))
+		return;
+	if (stop_requests == seen) {
+		command_note(st, cmd,
+			     "ignores SIGTERM so far; "
+			     "Ctrl-C again to kill it");
+		if (wait_command(st, TERM_GRACE_MS - TERM_HINT_MS, seen))
 			return;
 	}
-	st->cmd_done = true;
+	command_note(st, cmd,
+		     stop_requests != seen ?
+			     "gets SIGKILL (stop requested again)" :
+			     "did not exit after SIGTERM: sending SIGKILL");
+	kill(pid, SIGKILL);
+	seen = stop_requests;
+	if (!wait_command(st, KILL_GRACE_MS, seen))
+		command_note(st, cmd,
+			     "did not exit after SIGKILL; "
+			     "not waiting for it any longer");
 }
 
 static void print_counts(const char *label, const char *const *names,
@@ -617,6 +697,7 @@ int spulse_cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct record_state st = { 0 };
 	int status = parse_args(argc, argv, &o);
+	sig_atomic_t seen;
 	int err;
 
 	if (status >= 0)
@@ -624,6 +705,7 @@ int spulse_cmd_record(int argc, char **argv)
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;
+	seen = stop_requests;
 	if (err < 0)
 		record_error("recording failed", NULL, err);
 	if (st.rec && status < 0) {
@@ -633,7 +715,7 @@ int spulse_cmd_record(int argc, char **argv)
 			record_error("cannot finish", o.out, err = ferr);
 		print_summary(&st, o.out);
 	}
-	reap_command(&st);
+	reap_command(&st, o.cmd ? o.cmd[0] : "", seen);
 	sp_recorder_close(st.rec);
 	sp_launch_free(st.launch);
 	if (status >= 0)
