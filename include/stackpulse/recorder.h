@@ -47,6 +47,8 @@ struct sp_recorder;
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
+/* sp_recorder_open(): the file at the path is kept as PATH.old (perf's habit) */
+#define SP_RECORDER_KEEP_OLD 0x8u
 
 /**
  * struct sp_recorder_opts configures a Recorder. Set @size to
@@ -122,11 +124,23 @@ struct sp_poll_summary {
 };
 
 /**
- * sp_recorder_open creates @path (truncating it) and a recorder with no
- * targets yet.
- * @return 0, -EINVAL, SP_EFREQ, -errno, -ENOMEM.
+ * sp_recorder_open creates a recorder with no targets yet that writes a
+ * spool to @path. @path itself is not touched until the recording
+ * starts: the options are checked first (nothing is created when they
+ * are refused), the spool is written into an unnamed file in @path's
+ * directory, and the first sp_recorder_poll(), sp_recorder_flush(),
+ * sp_recorder_finish() or sp_recorder_tail() puts it at @path by an
+ * atomic rename (never writing through a symlink, never truncating a file
+ * a reader has open). A recorder closed before that, e.g. after failed
+ * attaches, leaves @path as it was. With SP_RECORDER_KEEP_OLD, what
+ * @path held then (unless an empty file) is renamed to @path.old first.
+ * An existing device, FIFO or socket at @path (also through a symlink,
+ * as /dev/stdout) is written in place instead.
+ * @return 0, -EINVAL, SP_EFREQ, -EISDIR (@path or @path.old is a
+ *         directory), -errno, -ENOMEM.
  * Caller owns the result; free it with sp_recorder_close().
- * Thread: any. Allocates: yes. Blocks: yes.
+ * Thread: any. Allocates: yes. Blocks: yes (opening a FIFO waits for its
+ * reader).
  */
 SP_API int sp_recorder_open(const char *path,
 			    const struct sp_recorder_opts *opts,
@@ -166,8 +180,9 @@ struct sp_system_opts {
 };
 
 /**
- * sp_recorder_open_system creates @path (truncating it) and a Recorder
- * that samples every process of the machine (or of @sysopts's cgroup):
+ * sp_recorder_open_system creates a Recorder writing to @path (as
+ * sp_recorder_open() does: @path is untouched until the first poll) that
+ * samples every process of the machine (or of @sysopts's cgroup):
  * one event per CPU. Processes that exist are read from /proc once (maps,
  * comm) without being stopped; later ones are followed through the
  * kernel's fork/exec/mmap/exit records, or read from /proc when their
@@ -209,7 +224,9 @@ SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
 /**
  * sp_recorder_poll waits up to @timeout_ms (0 = do not wait, -1 = forever)
  * when nothing is queued, then drains every ring, orders, unwinds and
- * writes.
+ * writes. The first poll of a recorder opened on a path puts the spool at
+ * that path (see sp_recorder_open(); an error there is returned and
+ * retried by the next poll).
  * @param out what this poll did (may be NULL).
  * @return 0 or a negative code (the recording stays usable on -EINTR).
  * Thread: single-owner. Allocates: only for new processes/modules.

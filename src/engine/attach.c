@@ -170,7 +170,7 @@ static int retire_generation(struct sp_recorder *rec, int32_t pid,
 	int err;
 
 	if (old && old->state != SP__PROC_EXITED) {
-		err = sp_recorder_flush(rec);
+		err = sp__recorder_flush(rec);
 		if (err)
 			return err;
 		old = sp__procs_find(&rec->procs, pid);

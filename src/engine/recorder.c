@@ -15,10 +15,12 @@
 
 #include <stackpulse/error.h>
 
+#include "logging.h"
 #include "opts.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "spool_file.h"
 #include "system.h"
 
 #define CPUS_MAX 4096
@@ -26,7 +28,7 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD))
+			 SP_RECORDER_ZSTD | SP_RECORDER_KEEP_OLD))
 		return -EINVAL;
 	if (o->stack_size > SP_RECORDER_STACK_MAX)
 		return -EINVAL;
@@ -184,46 +186,103 @@ int sp_recorder_open_sink(struct sp_sink *sink,
  * Explicit flushes are durable (fdatasync) in both; the periodic push
  * that keeps live Tails fed is not.
  */
-static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
-			   struct sp_sink **out)
+static int spool_open(const char *path, const struct sp_recorder_opts *o,
+		      struct sp__spool_file **file, struct sp_sink **sink)
 {
 	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
+	struct sp__spool_file *f;
+	struct sp__mem mem;
+	int err;
 
-	if (!worker_count(o->threads))
-		return sp_sink_open_file(path, o->allocator, out);
+	sp__mem_init(&mem, o->allocator);
+	f = sp__mem_calloc(&mem, 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = sp__spool_file_open(
+		path, o->flags & SP_RECORDER_KEEP_OLD ? SP__SPOOL_KEEP_OLD : 0,
+		&mem, f);
+	if (err) {
+		sp__mem_free(&mem, f, sizeof(*f));
+		return err;
+	}
 	uo.logger = o->logger;
 	uo.flags = SP_SINK_URING_DATASYNC;
-	return sp_sink_open_uring(path, &uo, o->allocator, out);
+	err = sp__spool_file_sink(f, worker_count(o->threads) > 0, &uo,
+				  o->allocator, sink);
+	if (err) {
+		sp__spool_file_close(f);
+		sp__mem_free(&mem, f, sizeof(*f));
+		return err;
+	}
+	*file = f;
+	return 0;
+}
+
+static void spool_close(struct sp__mem *mem, struct sp__spool_file *f)
+{
+	if (f) {
+		sp__spool_file_close(f);
+		sp__mem_free(mem, f, sizeof(*f));
+	}
+}
+
+/* Everything sp_recorder_open_sink() would refuse, without its effects. */
+static int opts_validate(const struct sp_recorder_opts *o)
+{
+	uint32_t hz;
+	int err = opts_check(o);
+
+	return err ? err : rate_resolve(o->sample_hz, &hz);
 }
 
 int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		     struct sp_recorder **out)
 {
 	struct sp_recorder_opts o;
+	struct sp__spool_file *file = NULL;
 	struct sp_sink *sink;
+	struct sp__mem mem;
+	size_t n;
 	int err;
 
 	if (!path || !out)
 		return -EINVAL;
-	/* Loaded here too, so bad options never create (truncate) @path. */
+	/* Checked here too, so bad options never create anything. */
 	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
-	if (err)
-		return err;
 	o.size = sizeof(o);
-	err = spool_sink_open(path, &o, &sink);
-	if (err)
+	if (err || (err = opts_validate(&o)) ||
+	    (err = spool_open(path, &o, &file, &sink)))
 		return err;
+	sp__mem_init(&mem, o.allocator);
 	err = sp_recorder_open_sink(sink, &o, out);
-	if (err)
+	if (err) {
+		spool_close(&mem, file); /* the path stays as it was */
 		return err;
-	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);
+	}
+	(*out)->out = file;
+	n = strlen(path) + 1;
+	(*out)->path = sp__mem_alloc(&(*out)->mem, n);
 	if (!(*out)->path) {
 		sp_recorder_close(*out);
 		*out = NULL;
 		return -ENOMEM;
 	}
-	memcpy((*out)->path, path, strlen(path) + 1);
+	memcpy((*out)->path, path, n);
 	return 0;
+}
+
+int sp__recorder_publish(struct sp_recorder *rec)
+{
+	int err;
+
+	if (!rec->out || rec->out->published)
+		return 0;
+	err = sp__spool_file_publish(rec->out);
+	if (err)
+		sp__log(rec->logger, SP_LOG_ERROR,
+			"cannot put the spool at %s: %s", rec->path,
+			sp_strerror(err));
+	return err;
 }
 
 int sp_recorder_enable(struct sp_recorder *rec)
@@ -246,10 +305,20 @@ int sp_recorder_disable(struct sp_recorder *rec)
 
 int sp_recorder_flush(struct sp_recorder *rec)
 {
-	int err, ferr;
+	int err;
 
 	if (!rec)
 		return -EINVAL;
+	if (rec->finished)
+		return 0;
+	err = sp__recorder_publish(rec);
+	return err ? err : sp__recorder_flush(rec);
+}
+
+int sp__recorder_flush(struct sp_recorder *rec)
+{
+	int err, ferr;
+
 	if (rec->finished)
 		return 0;
 	/* Processes that died since the last poll are retired now too. */
@@ -350,7 +419,8 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__merge_fini(&rec->merge);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
-	sp_writer_free(rec->writer);
+	sp_writer_free(rec->writer); /* closes the spool's fd */
+	spool_close(&mem, rec->out);
 	sp_unwinder_free(rec->unwinder);
 	sp__mem_free(&mem, rec->cpus, (size_t)rec->ncpus * sizeof(int));
 	sp__mem_free(&mem, rec->cpu_ring, (size_t)rec->ncpus * sizeof(int));

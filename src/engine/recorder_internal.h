@@ -17,6 +17,8 @@
 #include "ring.h"
 #include "vec.h"
 
+struct sp__spool_file;
+
 /*
  * Inline mode: one struct, driven by the caller's thread. Rings are
  * indexed per CPU through @cpu_ring; a ring keeps the event it was mapped
@@ -69,8 +71,9 @@ struct sp_recorder {
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
-	char *path;	       /* spool path (NULL for a caller's sink) */
-	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
+	char *path;		    /* spool path (NULL for a caller's sink) */
+	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
+	uint64_t lost_pending;	    /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
 	uint64_t last_flush_ns;
@@ -144,6 +147,17 @@ sp__qsample_stack(const struct sp__qsample *s)
  * last poll.
  */
 void sp__recorder_collect(struct sp_recorder *rec);
+/*
+ * sp__recorder_flush is sp_recorder_flush() without the publish: an
+ * attach may flush a recording that has not started yet.
+ */
+int sp__recorder_flush(struct sp_recorder *rec);
+/*
+ * sp__recorder_publish makes the spool path name the file (spool_file.h)
+ * at the first poll, flush, finish or tail: a recorder closed before that
+ * leaves the path as it was.
+ */
+int sp__recorder_publish(struct sp_recorder *rec);
 /*
  * Whether records wait outside the merge queue: unread in a ring (inline
  * mode) or anywhere in the threaded pipeline.

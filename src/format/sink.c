@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sink_internal.h"
+#include "spool_file.h"
 
 int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
 		 const struct sp__mem *mem, struct sp_sink **out)
@@ -288,9 +289,17 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
 
 int sp__sink_create_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		      SP__SPOOL_MODE);
 
 	return fd < 0 ? -errno : fd;
+}
+
+int sp__sink_new_fd_owned(int fd, bool sync,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out)
+{
+	return fd_sink_new(fd, SP_SINK_CLOSE_FD, sync, allocator, out);
 }
 
 SP_API int sp_sink_open_file(const char *path,

@@ -147,6 +147,62 @@ def case_sigint(env):
     expect(n > 0, f"no samples before SIGINT: {obj}")
 
 
+def as_nobody(env):
+    """The argv prefix that runs spulse as nobody, or None if impossible."""
+    setpriv = "/usr/bin/setpriv"
+    if os.geteuid() != 0 or not os.path.exists(setpriv):
+        return None
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run(prefix + [env.spulse, "--version"],
+                           capture_output=True)
+    return prefix if probe.returncode == 0 else None
+
+
+def case_keep_old(env):
+    """A record that fails first never touches FILE; a real one keeps
+    FILE.old (issue 20 item 3, issue 13 "never clobber")."""
+    spool = env.path("keep.spool")
+    rc, _, err = env.run("record", "-o", spool, "--",
+                         env.workload("wl_ladder"), "0.3")
+    expect(rc == 0, f"first recording: exit {rc}; {err}")
+    with open(spool, "rb") as f:
+        first = f.read()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    failures = [
+        ["-s", "65529", "--", "true"],
+        ["-F", "99999999", "--", "true"],
+        ["-p", str(gone.pid)],
+        ["--", env.path("does-not-exist")],
+    ]
+    for args in failures:
+        rc, _, err = env.run("record", "-o", spool, *args)
+        expect(rc != 0, f"record {args} succeeded")
+        with open(spool, "rb") as f:
+            expect(f.read() == first, f"record {args} changed the spool")
+        expect(sorted(os.listdir(env.tmp)) == ["keep.spool"],
+               f"record {args} left {os.listdir(env.tmp)}")
+    nobody = as_nobody(env)
+    if nobody:
+        # EPERM: nobody may not record pid 1.
+        os.chmod(env.tmp, 0o777)
+        os.chmod(spool, 0o666)
+        proc = subprocess.run(nobody + [env.spulse, "record", "-o", spool,
+                                        "-p", "1", "--duration", "1"],
+                              capture_output=True)
+        expect(proc.returncode == 1, f"record -p 1 as nobody: "
+               f"exit {proc.returncode}; {proc.stderr!r}")
+        with open(spool, "rb") as f:
+            expect(f.read() == first, "a refused record -p 1 changed it")
+    else:
+        print("note: EPERM case skipped (needs root and setpriv)")
+    rc, _, err = env.run("record", "-o", spool, "--", "true")
+    expect(rc == 0, f"second recording: exit {rc}; {err}")
+    with open(spool + ".old", "rb") as f:
+        expect(f.read() == first, "FILE.old is not the previous recording")
+    env.samples(spool)
+
+
 # A command that ignores SIGTERM and SIGINT (issue 20 item 12): the shell
 # sets the dispositions (inherited through exec) within a millisecond and
 # says so in READY; sleep ends by itself, so a hung spulse leaves nothing

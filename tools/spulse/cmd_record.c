@@ -109,7 +109,8 @@ void spulse_record_usage(FILE *f)
 	      "With -a every process of the machine is sampled (root or\n"
 	      "CAP_PERFMON), until Ctrl-C, --duration or COMMAND's exit.\n"
 	      "\n"
-	      "  -o FILE          output spool (default spulse.spool)\n"
+	      "  -o FILE          output spool (default spulse.spool); an\n"
+	      "                   existing FILE is kept as FILE.old\n"
 	      "  -F HZ|max        samples per CPU-second (default 999; max =\n"
 	      "                   the kernel's perf_event_max_sample_rate)\n"
 	      "  -s BYTES         user stack bytes copied per sample\n"
@@ -358,6 +359,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->out = "spulse.spool";
 	o->rec.size = sizeof(o->rec);
 	o->rec.threads = SP_THREADS_AUTO;
+	/* Never clobber a recording: the previous one becomes FILE.old. */
+	o->rec.flags = SP_RECORDER_KEEP_OLD;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			o->cmd = &argv[i + 1];
