@@ -25,6 +25,7 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
+#include "utf8.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 		    struct sp_writer *writer, struct sp_unwinder *unwinder)
@@ -249,6 +250,35 @@ static void module_to_mapping(const struct sp__module *m, struct sp_mapping *o)
 	o->flags = m->flags;
 }
 
+/*
+ * Writes the module record of @rec, whose path is the mapped file's name
+ * as the kernel gave it: any bytes. SPULSE3 wants UTF-8, so a name that
+ * is not gets the documented escape (utf8.h) in the spool, while @m keeps
+ * the raw bytes for opening the file (unwinding, matching /proc maps):
+ * one odd file name must not end the recording.
+ */
+static int module_write(struct sp__procs *procs, struct sp_module *rec,
+			uint32_t *id)
+{
+	const uint8_t *raw = (const uint8_t *)rec->path;
+	size_t len, cap;
+	char *esc;
+	int err;
+
+	if (sp__utf8_valid(raw, rec->path_len))
+		return sp_writer_module(procs->writer, rec, id);
+	cap = sp__utf8_escape(raw, rec->path_len, NULL, 0);
+	esc = sp__mem_alloc(procs->mem, cap);
+	if (!esc)
+		return -ENOMEM;
+	len = sp__utf8_escape(raw, rec->path_len, esc, cap);
+	rec->path = esc;
+	rec->path_len = len;
+	err = sp_writer_module(procs->writer, rec, id);
+	sp__mem_free(procs->mem, esc, cap);
+	return err;
+}
+
 /* Writes @m's module record, then prepares its unwind table. */
 static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 		       struct sp__module *m)
@@ -270,7 +300,7 @@ static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 	rec.path_len = m->path_len;
 	err = sp__procs_sync(procs);
 	if (!err)
-		err = sp_writer_module(procs->writer, &rec, &m->id);
+		err = module_write(procs, &rec, &m->id);
 	if (err)
 		return err;
 	err = sp__vec_push(&proc->modules, procs->mem, m);

@@ -10,6 +10,7 @@ perf_event_open, so nothing can be recorded here).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,79 @@ def case_sigint(env):
            f"exit {proc.returncode} != 143; stderr: {err}")
     n, obj = env.samples(spool)
     expect(n > 0, f"no samples before SIGINT: {obj}")
+
+
+# A file name that is not UTF-8 (two invalid bytes) and holds a literal
+# backslash escape, and how the spool must spell it (utf8.h's escape);
+# a name with a newline, which /proc/PID/maps shows as "\012".
+BAD_NAME = b"lib\xff\xfe\\x41.so"
+BAD_ESCAPED = "lib\\xff\\xfe\\\\x41.so"
+NL_NAME = "lib\nnl.so"
+# The whole chain, unwound through the odd file's own CFI.
+SHARED_CHAIN = "main;wl_shared_entry;wl_shared_middle;wl_shared_leaf"
+
+
+def module_paths(env, spool):
+    rc, out, err = env.run("dump", "--json", "--no-samples", spool)
+    expect(rc == 0, f"dump {spool}: exit {rc}; {err}")
+    return [r["path"] for r in map(json.loads, out.splitlines())
+            if r.get("type") == "module"]
+
+
+def expect_bad_module(env, spool, what, name=BAD_ESCAPED):
+    """The odd module is in @spool under @name, was unwound with its CFI
+    and is symbolized from it (after its process exited)."""
+    paths = module_paths(env, spool)
+    want = os.path.join(env.tmp, name)
+    expect(want in paths, f"{what}: no module {want!r} in {paths}")
+    rc, out, err = env.run("report", "--folded", spool)
+    expect(rc == 0, f"{what}: report exit {rc}; {err}")
+    expect(SHARED_CHAIN in out,
+           f"{what}: no {SHARED_CHAIN} from the odd file: {out!r}")
+
+
+def case_badname(env):
+    """A mapped file whose name is not UTF-8 does not end the recording
+    (issue 20 item 11): launched, attached with -p, and with -a."""
+    lib = os.path.join(os.fsencode(env.tmp), BAD_NAME)
+    shutil.copy(env.workload("libwlshared.so"), lib)
+    prog = env.workload("wl_dlopen")
+    spool = env.path("badname.spool")
+    rc, _, err = env.run("record", "-o", spool, "--", prog, "1", lib)
+    expect(rc == 0, f"record -- wl_dlopen: exit {rc}; {err}")
+    expect_bad_module(env, spool, "record -- CMD")
+    target = subprocess.Popen([prog, "30", lib])
+    try:
+        time.sleep(0.3)
+        rc, _, err = env.run("record", "-o", spool, "--duration", "1",
+                             "-p", str(target.pid))
+        expect(rc == 0, f"record -p: exit {rc}; {err}")
+        rc, _, err = env.run("record", "-a", "-o", spool + "-a",
+                             "--duration", "1")
+    finally:
+        target.kill()
+        target.wait()
+    expect_bad_module(env, spool, "record -p")
+    if rc != 0 and "refused" in err:
+        print(f"note: -a skipped: {err.strip()}")
+    else:
+        expect(rc == 0, f"record -a: exit {rc}; {err}")
+        expect_bad_module(env, spool + "-a", "record -a")
+    # A newline is valid UTF-8, but /proc/PID/maps spells it "\012": the
+    # recorder must read the file by its real name to unwind through it.
+    nl = os.path.join(env.tmp, NL_NAME)
+    shutil.copy(env.workload("libwlshared.so"), nl)
+    target = subprocess.Popen([prog, "30", nl])
+    try:
+        time.sleep(0.3)
+        rc, _, err = env.run("record", "-o", spool, "--duration", "1",
+                             "-p", str(target.pid))
+        expect(rc == 0, f"record -p (newline): exit {rc}; {err}")
+    finally:
+        target.kill()
+        target.wait()
+    expect_bad_module(env, spool, "record -p (newline)", NL_NAME)
+    return 0
 
 
 def as_nobody(env):
