@@ -213,9 +213,23 @@ SP_API int sp_recorder_open_system_sink(struct sp_sink *sink,
  * sp_recorder_attach adds process @pid (a thread-group leader).
  * Idempotent for the same process generation; transactional (a failure
  * rolls back and resumes what was stopped).
+ *
+ * SP_ATTACH_STOP_WHILE_ATTACHING guarantees that a target it stopped is
+ * resumed even if this process dies during the attach (SIGKILL, a crash):
+ * before the SIGSTOP, a helper process (the "guardian") is handed a pidfd
+ * of the target, and it sends SIGCONT through it as soon as this process
+ * exits or execs. Only killing both processes together (a whole cgroup)
+ * defeats that. The guardian is started at the first STOP attach and
+ * lives until sp_recorder_close(), which reaps it: a child made by
+ * clone() with no exit signal (no SIGCHLD, invisible to wait(-1), seen by
+ * waitpid(-1, __WALL)), in its own session, holding none of our other
+ * descriptors. No signal disposition is changed. Stop and resume go
+ * through pidfds, so a reused pid is never signalled.
  * @return SP_ATTACHED, SP_ALREADY_ATTACHED, SP_EXITED, -EINVAL (pid <= 0,
  *         not a leader, our own process with STOP mode), SP_ETARGETGONE,
- *         -EPERM/-EACCES, -errno.
+ *         -EPERM/-EACCES, -EOPNOTSUPP (STOP mode without pidfds, before
+ *         Linux 5.3), -EAGAIN (no guardian process could be made),
+ *         -errno.
  * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits).
  */
 SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
@@ -329,7 +343,8 @@ SP_API int sp_recorder_finish(struct sp_recorder *recorder);
 
 /**
  * sp_recorder_close releases everything (best-effort disable, no flush:
- * call sp_recorder_finish() first). NULL is a no-op.
+ * call sp_recorder_finish() first), including the guardian process of
+ * STOP attaches, which it reaps. NULL is a no-op.
  */
 SP_API void sp_recorder_close(struct sp_recorder *recorder);
 

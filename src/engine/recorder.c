@@ -158,6 +158,7 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	rec->mem = mem;
 	rec->logger = o.logger;
 	rec->epfd = -1;
+	sp__guardian_init(&rec->guardian);
 	rec->enabled = true;
 	sp__vec_init(&rec->rings, sizeof(struct sp__ring));
 	sp__merge_init(&rec->merge, &rec->mem);
@@ -406,6 +407,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	if (!rec)
 		return;
 	mem = rec->mem;
+	sp__guardian_stop(&rec->guardian);
 	sp__system_free(rec);
 	sp__pipeline_free(rec); /* threads first: they read rings and maps */
 	sp__procs_fini(&rec->procs);

@@ -8,6 +8,7 @@
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "guardian.h"
 #include "kernel_module.h"
 #include "mem.h"
 #include "merge.h"
@@ -73,7 +74,8 @@ struct sp_recorder {
 	struct sp_poll_summary poll;
 	char *path;		    /* spool path (NULL for a caller's sink) */
 	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
-	uint64_t lost_pending;	    /* lost deltas not yet counted as a batch */
+	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
+	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
 	uint64_t last_flush_ns;

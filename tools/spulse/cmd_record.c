@@ -449,7 +449,8 @@ static int attach_pids(struct record_state *st, const struct record_opts *o)
 	char buf[16];
 	int i, err;
 
-	for (i = 0; i < o->npids; i++) {
+	/* A stop request ends the attaching too (each attach completes). */
+	for (i = 0; i < o->npids && !stop_requests; i++) {
 		err = sp_recorder_attach(st->rec, o->pids[i],
 					 SP_ATTACH_STOP_WHILE_ATTACHING);
 		snprintf(buf, sizeof(buf), "%d", (int)o->pids[i]);
