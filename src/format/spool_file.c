@@ -96,21 +96,45 @@ static bool has_previous(const struct sp__spool_file *f)
 	return !S_ISREG(st.st_mode) || st.st_size > 0;
 }
 
-/* A KEEP_OLD publish that is bound to fail is refused up front. */
-static int check_old(const struct sp__spool_file *f)
+/*
+ * Whether renaming onto or away from @name would break the sticky-bit
+ * rule (a file in /tmp owned by another user): -EPERM now, rather than
+ * at the first poll after the target already runs. Root passes; a non-root
+ * holder of CAP_FOWNER is refused here although the rename would work.
+ */
+static int check_sticky(const struct sp__spool_file *f, const char *name,
+			const struct stat *dir)
 {
 	struct stat st;
-	char *old;
-	int err = 0;
+	uid_t me = geteuid();
 
-	if (!(f->flags & SP__SPOOL_KEEP_OLD) || !has_previous(f))
+	if (!(dir->st_mode & S_ISVTX) || me == 0 || dir->st_uid == me)
 		return 0;
+	if (fstatat(f->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	return st.st_uid == me ? 0 : -EPERM;
+}
+
+/* A publish that is bound to fail is refused up front. */
+static int check_publish(const struct sp__spool_file *f)
+{
+	struct stat st, dir;
+	char *old;
+	int err;
+
+	if (fstat(f->dirfd, &dir) != 0)
+		return -errno;
+	err = check_sticky(f, f->name, &dir);
+	if (err || !(f->flags & SP__SPOOL_KEEP_OLD) || !has_previous(f))
+		return err;
 	old = old_name(f);
 	if (!old)
 		return -ENOMEM;
 	if (fstatat(f->dirfd, old, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode))
 		err = -EISDIR;
+	else
+		err = check_sticky(f, old, &dir);
 	str_free(&f->mem, old);
 	return err;
 }
@@ -217,7 +241,7 @@ static int open_output(struct sp__spool_file *f)
 	} else if (errno != ENOENT) {
 		return -errno; /* EACCES, ELOOP, ...: better say so now */
 	}
-	err = check_old(f);
+	err = check_publish(f);
 	return err ? err : create_staged(f);
 }
 

@@ -259,16 +259,18 @@ def case_keep_old(env):
                f"record {args} left {os.listdir(env.tmp)}")
     nobody = as_nobody(env)
     if nobody:
-        # EPERM: nobody may not record pid 1.
+        # EPERM: nobody may record neither pid 1 nor the whole machine.
         os.chmod(env.tmp, 0o777)
         os.chmod(spool, 0o666)
-        proc = subprocess.run(nobody + [env.spulse, "record", "-o", spool,
-                                        "-p", "1", "--duration", "1"],
-                              capture_output=True)
-        expect(proc.returncode == 1, f"record -p 1 as nobody: "
-               f"exit {proc.returncode}; {proc.stderr!r}")
-        with open(spool, "rb") as f:
-            expect(f.read() == first, "a refused record -p 1 changed it")
+        for args in (["-p", "1"], ["-a"]):
+            proc = subprocess.run(nobody + [env.spulse, "record", "-o", spool,
+                                            "--duration", "1", *args],
+                                  capture_output=True)
+            expect(proc.returncode == 1, f"record {args} as nobody: "
+                   f"exit {proc.returncode}; {proc.stderr!r}")
+            with open(spool, "rb") as f:
+                expect(f.read() == first, f"a refused record {args} "
+                       "changed the spool")
     else:
         print("note: EPERM case skipped (needs root and setpriv)")
     rc, _, err = env.run("record", "-o", spool, "--", "true")
