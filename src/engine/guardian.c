@@ -59,6 +59,26 @@ static long pidfd_signal(int pidfd, int sig)
 	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+/* Room for one descriptor in a message (SCM_RIGHTS). */
+union fd_ctl {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+/* A one-byte message @c with room for a descriptor. */
+static void msg_init(struct msghdr *mh, struct iovec *iov, char *c,
+		     union fd_ctl *ctl)
+{
+	memset(mh, 0, sizeof(*mh));
+	memset(ctl, 0, sizeof(*ctl));
+	iov->iov_base = c;
+	iov->iov_len = 1;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	mh->msg_control = ctl->buf;
+	mh->msg_controllen = sizeof(ctl->buf);
+}
+
 /* ---- the guardian process (raw system calls only) ---- */
 
 /* Closes every fd except @a and @b (either may be -1). */
@@ -98,18 +118,14 @@ static void resume(int *target)
 static int take_message(int sock, int *target)
 {
 	char c = 0, ack = MSG_ACK;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { &c, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union fd_ctl ctl;
+	struct iovec iov;
+	struct msghdr mh;
 	struct cmsghdr *cm;
 	ssize_t n;
 	int fd = -1;
 
-	mh.msg_control = ctl.buf;
-	mh.msg_controllen = sizeof(ctl.buf);
+	msg_init(&mh, &iov, &c, &ctl);
 	n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? -1 : 1;
@@ -227,18 +243,16 @@ static void reap(struct sp__guardian *g, int timeout_ms)
 
 static int send_message(int sock, char c, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { &c, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union fd_ctl ctl;
+	struct iovec iov;
+	struct msghdr mh;
 	struct cmsghdr *cm;
 
-	if (fd >= 0) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
+	msg_init(&mh, &iov, &c, &ctl);
+	if (fd < 0) {
+		mh.msg_control = NULL;
+		mh.msg_controllen = 0;
+	} else {
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;

@@ -38,17 +38,6 @@ void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 	sp__pidtab_init(&procs->index);
 }
 
-static char *dup_str(const struct sp__mem *mem, const char *s, size_t len)
-{
-	char *d = sp__mem_alloc(mem, len + 1);
-
-	if (d) {
-		memcpy(d, s, len);
-		d[len] = '\0';
-	}
-	return d;
-}
-
 static void module_fini(const struct sp__mem *mem, struct sp__module *m)
 {
 	if (m->unwind_path && m->unwind_path != m->path)
@@ -216,7 +205,7 @@ static int module_fill(const struct sp__procs *procs, int32_t pid,
 	m->dev_major = d->dev_major;
 	m->dev_minor = d->dev_minor;
 	m->path_len = d->path_len;
-	m->path = dup_str(procs->mem, d->path, d->path_len);
+	m->path = sp__mem_strndup(procs->mem, d->path, d->path_len);
 	if (!m->path)
 		return -ENOMEM;
 	m->unwind_path = m->path;
@@ -227,7 +216,7 @@ static int module_fill(const struct sp__procs *procs, int32_t pid,
 	/* The name is gone; the mapped file stays readable through map_files. */
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)d->start, (unsigned long long)d->end);
-	m->unwind_path = dup_str(procs->mem, buf, strlen(buf));
+	m->unwind_path = sp__mem_strndup(procs->mem, buf, strlen(buf));
 	if (!m->unwind_path) {
 		m->unwind_path = NULL;
 		module_fini(procs->mem, m);

@@ -31,17 +31,6 @@
 #define OLD_SUFFIX ".old"
 #define TMP_TRIES 64
 
-static char *str_dup(const struct sp__mem *mem, const char *s, size_t n)
-{
-	char *d = sp__mem_alloc(mem, n + 1);
-
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
 static void str_free(const struct sp__mem *mem, char *s)
 {
 	if (s)
@@ -61,14 +50,14 @@ static int split_path(struct sp__spool_file *f, const char *path)
 	if (strlen(name) > NAME_MAX)
 		return -ENAMETOOLONG;
 	dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-	dir = str_dup(&f->mem, !slash ? "." : path, dlen);
+	dir = sp__mem_strndup(&f->mem, !slash ? "." : path, dlen);
 	if (!dir)
 		return -ENOMEM;
 	f->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	str_free(&f->mem, dir);
 	if (f->dirfd < 0)
 		return -errno;
-	f->name = str_dup(&f->mem, name, strlen(name));
+	f->name = sp__mem_strndup(&f->mem, name, strlen(name));
 	return f->name ? 0 : -ENOMEM;
 }
 
@@ -197,7 +186,7 @@ static int make_tmp(struct sp__spool_file *f, bool link)
 	}
 	if (r < 0)
 		return -errno;
-	f->tmp = str_dup(&f->mem, name, strlen(name));
+	f->tmp = sp__mem_strndup(&f->mem, name, strlen(name));
 	if (f->tmp)
 		return 0;
 	unlinkat(f->dirfd, name, 0);

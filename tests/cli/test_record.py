@@ -178,6 +178,17 @@ def expect_bad_module(env, spool, what, name=BAD_ESCAPED):
            f"{what}: no {SHARED_CHAIN} from the odd file: {out!r}")
 
 
+def while_running(argv, fn):
+    """fn(pid) while the program @argv runs (it is killed afterwards)."""
+    target = subprocess.Popen(argv)
+    try:
+        time.sleep(0.3)
+        return fn(target.pid)
+    finally:
+        target.kill()
+        target.wait()
+
+
 def case_badname(env):
     """A mapped file whose name is not UTF-8 does not end the recording
     (issue 20 item 11): launched, attached with -p, and with -a."""
@@ -188,17 +199,13 @@ def case_badname(env):
     rc, _, err = env.run("record", "-o", spool, "--", prog, "1", lib)
     expect(rc == 0, f"record -- wl_dlopen: exit {rc}; {err}")
     expect_bad_module(env, spool, "record -- CMD")
-    target = subprocess.Popen([prog, "30", lib])
-    try:
-        time.sleep(0.3)
+    def attach_and_system(pid):
         rc, _, err = env.run("record", "-o", spool, "--duration", "1",
-                             "-p", str(target.pid))
+                             "-p", str(pid))
         expect(rc == 0, f"record -p: exit {rc}; {err}")
-        rc, _, err = env.run("record", "-a", "-o", spool + "-a",
-                             "--duration", "1")
-    finally:
-        target.kill()
-        target.wait()
+        return env.run("record", "-a", "-o", spool + "-a", "--duration", "1")
+
+    rc, _, err = while_running([prog, "30", lib], attach_and_system)
     expect_bad_module(env, spool, "record -p")
     if rc != 0 and "refused" in err:
         print(f"note: -a skipped: {err.strip()}")
@@ -209,15 +216,11 @@ def case_badname(env):
     # recorder must read the file by its real name to unwind through it.
     nl = os.path.join(env.tmp, NL_NAME)
     shutil.copy(env.workload("libwlshared.so"), nl)
-    target = subprocess.Popen([prog, "30", nl])
-    try:
-        time.sleep(0.3)
-        rc, _, err = env.run("record", "-o", spool, "--duration", "1",
-                             "-p", str(target.pid))
-        expect(rc == 0, f"record -p (newline): exit {rc}; {err}")
-    finally:
-        target.kill()
-        target.wait()
+    rc, _, err = while_running(
+        [prog, "30", nl], lambda pid: env.run("record", "-o", spool,
+                                              "--duration", "1",
+                                              "-p", str(pid)))
+    expect(rc == 0, f"record -p (newline): exit {rc}; {err}")
     expect_bad_module(env, spool, "record -p (newline)", NL_NAME)
     return 0
 
