@@ -65,7 +65,11 @@ struct sp_recorder;
  *   100 ms of samples at the rate, at least 256; a sample record takes
  *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
  *   budget; halved on EPERM/ENOMEM.
- * @start_timestamp_us / @sample_interval_us: spool header metadata.
+ * @start_timestamp_us: spool header metadata, the wall-clock time
+ *   (microseconds since the Unix epoch) of the first sample; 0 = none
+ *   (readers then show no absolute time).
+ * @sample_interval_us: spool header metadata; 0 = derived from the
+ *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -369,7 +373,14 @@ SP_API int sp_launch_resume(struct sp_launch *launch);
  * @param status the raw wait status. @return 1 reaped, 0 running, -errno.
  */
 SP_API int sp_launch_wait(struct sp_launch *launch, bool nohang, int *status);
-/** sp_launch_free kills a child that was never resumed, then frees. */
+/**
+ * sp_launch_free releases @launch. A child that was never resumed is
+ * killed (SIGKILL) and reaped. A resumed child is neither signalled nor
+ * waited for: it keeps running, and once it exits stays a zombie until
+ * the process reaps it (waitpid on sp_launch_pid()). To end it, signal
+ * it and reap it with sp_launch_wait() before this call, or let
+ * sp_recorder_run_command() (record_run.h) do all of it. NULL is a no-op.
+ */
 SP_API void sp_launch_free(struct sp_launch *launch);
 
 #ifdef __cplusplus
