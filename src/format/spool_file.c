@@ -281,12 +281,27 @@ static int rename_into_place(struct sp__spool_file *f)
 	return err;
 }
 
+/*
+ * The new file is never more open than the one it replaces: a private
+ * 0600 file (mkstemp's) stays private. Best effort, before the rename.
+ */
+static void narrow_mode(const struct sp__spool_file *f)
+{
+	struct stat old, cur;
+
+	if (fstatat(f->dirfd, f->name, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(old.st_mode) && fstat(f->fd, &cur) == 0 &&
+	    (cur.st_mode & ~old.st_mode & 07777))
+		fchmod(f->fd, cur.st_mode & old.st_mode & 07777);
+}
+
 int sp__spool_file_publish(struct sp__spool_file *f)
 {
 	int err;
 
 	if (f->published)
 		return 0;
+	narrow_mode(f);
 	if (!f->tmp && (err = make_tmp(f, true)) != 0)
 		return err;
 	err = rename_into_place(f);

@@ -23,7 +23,9 @@
  *             for perf.data; then the new file is linked under a
  *             temporary name and renamed over PATH, which is atomic, never
  *             writes through a symlink at PATH and never truncates
- *             anything a reader still has open
+ *             anything a reader still has open; the new file's mode is
+ *             narrowed to that of a regular file it replaces (a 0600
+ *             mkstemp file stays 0600)
  *   close     an unpublished file disappears (the unnamed inode with its
  *             last fd, the named temporary by unlink)
  *

@@ -11,7 +11,8 @@
  *   - refused options (rate, stack size, flags): untouched;
  *   - opened, attach to a gone pid, closed: untouched;
  *   - a recording that polls: the new spool at the path, the sentinel at
- *     PATH.old with SP_RECORDER_KEEP_OLD (replaced without it), and a
+ *     PATH.old with SP_RECORDER_KEEP_OLD (replaced without it, and the
+ *     new file no more open than the old: 0600 stays 0600), and a
  *     reader that had the old file open still reads it whole;
  *   - a symlink at the path: never written through; kept as PATH.old;
  *   - an empty previous file does not push out PATH.old;
@@ -191,6 +192,7 @@ static void record_child(uint32_t flags)
 static void test_recording_starts(void)
 {
 	char buf[sizeof(sentinel)];
+	struct stat st;
 	int reader;
 
 	reset();
@@ -203,11 +205,14 @@ static void test_recording_starts(void)
 	CHECK_EQ((size_t)read(reader, buf, sizeof(buf)), strlen(sentinel));
 	close(reader);
 	CHECK_EQ_INT(dir_entries(), 2);
-	/* Without KEEP_OLD the previous file is replaced. */
+	/* Without KEEP_OLD the previous file is replaced, no more open. */
 	reset();
+	CHECK_OK(chmod(path, 0600));
 	record_child(0);
 	CHECK(is_spool(path));
 	CHECK_EQ_INT(dir_entries(), 1);
+	CHECK_OK(stat(path, &st));
+	CHECK_EQ_INT((int)(st.st_mode & 0777), 0600);
 	/* An empty previous file does not push an older PATH.old out. */
 	reset();
 	put(old, sentinel);
