@@ -178,7 +178,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->nmaps = tmp.nmaps;
 	job->ver = tmp.ver;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
-					  SP__FRAMES_MAX / 2);
+					  SP__KERNEL_FRAMES);
 	if (!rec->pipe) {
 		sp__job_unwind(rec->unwinder, job);
 		return sp__recorder_sample_write(rec, job);

@@ -125,6 +125,8 @@ void spulse_record_usage(FILE *f)
 	      "  -s BYTES         user stack bytes copied per sample\n"
 	      "                   (default 32768, 1 to 65528)\n"
 	      "  -k               also record kernel callchains\n"
+	      "  --max-depth N    user frames per stack before it is cut\n"
+	      "                   (default 1024, at most 8192)\n"
 	      "  --no-children    do not follow forked child processes\n"
 	      "                   (they are followed by default)\n"
 	      "  --duration SECS  stop after SECS seconds (0.001 to a year)\n"
@@ -236,6 +238,17 @@ static int parse_duration(const char *opt, const char *s, struct record_opts *o)
 				    DURATION_MAX_S, &o->duration_s);
 }
 
+/* 0 (the library's default) is not a depth a user asks for. */
+static int parse_depth(const char *opt, const char *s, struct record_opts *o)
+{
+	uint64_t v;
+	int st = spulse_parse_range("record", opt, s, 1, SP_DEPTH_MAX, &v);
+
+	if (st < 0)
+		o->rec.max_depth = (uint32_t)v;
+	return st;
+}
+
 static int parse_comms(const char *opt, const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
@@ -290,6 +303,7 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 		{ "--cgroup", parse_cgroup },
 		{ "--duration", parse_duration },
 		{ "--threads", parse_threads },
+		{ "--max-depth", parse_depth },
 	};
 	const char *a = argv[*i];
 	size_t k;
@@ -638,9 +652,12 @@ static void print_summary(const struct record_state *st, const char *out)
 		"register_capture",    "stack_read",
 		"stack_truncated",     "did_not_advance",
 		"return_address_null", "moved_backwards",
-		"integer_overflow",    "user_registers_missing"
+		"integer_overflow",    "user_registers_missing",
+		"depth_limit"
 	};
 	struct sp_recording_summary s;
+	uint64_t other[SP_SAMPLE_ERR_COUNT];
+	size_t i;
 
 	sp_recorder_summary(st->rec, &s);
 	fprintf(stderr,
@@ -658,7 +675,13 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.missing_pid_samples, s.missing_tid_samples,
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
-	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	/* One reason per truncated stack; then errors of skipped samples. */
+	print_counts("  truncated by:", errs, s.truncation_reasons,
+		     SP_SAMPLE_ERR_COUNT);
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		other[i] = s.errors[i] - s.truncation_reasons[i];
+	print_counts("  samples not unwound:", errs, other,
+		     SP_SAMPLE_ERR_COUNT);
 	print_size(st, out, s.samples);
 }
 
