@@ -142,19 +142,24 @@ struct sp_poll_summary {
 
 /**
  * sp_recorder_open creates a recorder with no targets yet that writes a
- * spool to @path. @path itself is not touched until the recording
+ * spool to @path, a new file of mode 0600 (out_file rules, shared with
+ * sp_sink_open_file()). @path itself is not touched until the recording
  * starts: the options are checked first (nothing is created when they
  * are refused), the spool is written into an unnamed file in @path's
  * directory, and the first sp_recorder_poll(), sp_recorder_flush(),
  * sp_recorder_finish() or sp_recorder_tail() puts it at @path by an
- * atomic rename (never writing through a symlink, never truncating a file
- * a reader has open). A recorder closed before that, e.g. after failed
- * attaches, leaves @path as it was. With SP_RECORDER_KEEP_OLD, what
- * @path held then (unless an empty file) is renamed to @path.old first.
- * An existing device, FIFO or socket at @path (also through a symlink,
- * as /dev/stdout) is written in place instead.
+ * atomic rename (never truncating a file a reader has open). A recorder
+ * closed before that, e.g. after failed attaches, leaves @path as it
+ * was. With SP_RECORDER_KEEP_OLD, what @path held then (unless an empty
+ * file) is renamed to @path.old first. An existing device, FIFO or socket
+ * at @path (also through a symbolic link, as /dev/stdout) is written in
+ * place instead. A symbolic link is followed only where the kernel's
+ * protected_symlinks rule would allow it; the regular file it leads to
+ * is replaced as above.
  * @return 0, -EINVAL, SP_EFREQ, -EISDIR (@path or @path.old is a
- *         directory), -errno, -ENOMEM.
+ *         directory), -ELOOP (a symbolic link that is not followed),
+ *         -EPERM (the sticky bit forbids replacing @path or @path.old),
+ *         -errno, -ENOMEM.
  * Caller owns the result; free it with sp_recorder_close().
  * Thread: any. Allocates: yes. Blocks: yes (opening a FIFO waits for its
  * reader).

@@ -8,6 +8,7 @@
  * recorder starts enabled: attached processes sample at once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,11 +17,12 @@
 #include <stackpulse/error.h>
 
 #include "logging.h"
+#include "out_file.h"
 #include "opts.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
-#include "spool_file.h"
+#include "sink_internal.h"
 #include "system.h"
 
 #define CPUS_MAX 4096
@@ -194,50 +196,56 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	return 0;
 }
 
+static void spool_close(struct sp__mem *mem, struct sp__out_file *f)
+{
+	if (f) {
+		sp__out_close(f, mem);
+		sp__mem_free(mem, f, sizeof(*f));
+	}
+}
+
 /*
  * Threaded mode writes through io_uring, so the thread that orders and
  * encodes never waits in write(2); inline mode keeps the plain file sink.
  * Explicit flushes are durable (fdatasync) in both; the periodic push
- * that keeps live Tails fed is not.
+ * that keeps live Tails fed is not. A device or FIFO gets the plain sink.
  */
 static int spool_open(const char *path, const struct sp_recorder_opts *o,
-		      struct sp__spool_file **file, struct sp_sink **sink)
+		      struct sp__out_file **file, struct sp_sink **sink)
 {
 	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
-	struct sp__spool_file *f;
+	uint32_t flags = SP__OUT_AT_COMMIT;
+	struct sp__out_file *f;
 	struct sp__mem mem;
-	int err;
+	int err, fd;
 
 	sp__mem_init(&mem, o->allocator);
 	f = sp__mem_calloc(&mem, 1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	err = sp__spool_file_open(
-		path, o->flags & SP_RECORDER_KEEP_OLD ? SP__SPOOL_KEEP_OLD : 0,
-		&mem, f);
-	if (err) {
-		sp__mem_free(&mem, f, sizeof(*f));
-		return err;
+	if (o->flags & SP_RECORDER_KEEP_OLD)
+		flags |= SP__OUT_KEEP_OLD;
+	err = sp__out_open(f, &mem, path, flags);
+	/* The sink's own descriptor: @f keeps one to publish the file by. */
+	fd = err ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err && (!worker_count(o->threads) || sp__out_in_place(f))) {
+		err = sp__sink_new_fd_owned(fd, f->regular, o->allocator, sink);
+	} else if (!err) {
+		uo.logger = o->logger;
+		uo.flags = SP_SINK_URING_DATASYNC;
+		err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, &uo,
+					   o->allocator, sink);
 	}
-	uo.logger = o->logger;
-	uo.flags = SP_SINK_URING_DATASYNC;
-	err = sp__spool_file_sink(f, worker_count(o->threads) > 0, &uo,
-				  o->allocator, sink);
 	if (err) {
-		sp__spool_file_close(f);
-		sp__mem_free(&mem, f, sizeof(*f));
+		if (fd >= 0)
+			close(fd);
+		spool_close(&mem, f);
 		return err;
 	}
 	*file = f;
 	return 0;
-}
-
-static void spool_close(struct sp__mem *mem, struct sp__spool_file *f)
-{
-	if (f) {
-		sp__spool_file_close(f);
-		sp__mem_free(mem, f, sizeof(*f));
-	}
 }
 
 /* Everything sp_recorder_open_sink() would refuse, without its effects. */
@@ -253,7 +261,7 @@ int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		     struct sp_recorder **out)
 {
 	struct sp_recorder_opts o;
-	struct sp__spool_file *file = NULL;
+	struct sp__out_file *file = NULL;
 	struct sp_sink *sink;
 	struct sp__mem mem;
 	size_t n;
@@ -291,7 +299,7 @@ int sp__recorder_publish(struct sp_recorder *rec)
 
 	if (!rec->out || rec->out->published)
 		return 0;
-	err = sp__spool_file_publish(rec->out);
+	err = sp__out_publish(rec->out, &rec->mem);
 	if (err)
 		sp__log(rec->logger, SP_LOG_ERROR,
 			"cannot put the spool at %s: %s", rec->path,

@@ -18,7 +18,7 @@
 #include "ring.h"
 #include "vec.h"
 
-struct sp__spool_file;
+struct sp__out_file;
 
 /*
  * Inline mode: one struct, driven by the caller's thread. Rings are
@@ -73,7 +73,7 @@ struct sp_recorder {
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
 	char *path;		    /* spool path (NULL for a caller's sink) */
-	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
+	struct sp__out_file *out; /* its file until closed (out_file.h) */
 	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
@@ -155,7 +155,7 @@ void sp__recorder_collect(struct sp_recorder *rec);
  */
 int sp__recorder_flush(struct sp_recorder *rec);
 /*
- * sp__recorder_publish makes the spool path name the file (spool_file.h)
+ * sp__recorder_publish makes the spool path name the file (out_file.h)
  * at the first poll, flush, finish or tail: a recorder closed before that
  * leaves the path as it was.
  */

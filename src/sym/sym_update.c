@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "logging.h"
 #include "symbolizer_internal.h"
 
 /*
@@ -85,17 +86,28 @@ const struct sp__perf_map *sp__sym_perf_map(struct sp_symbolizer *sym,
 	if (!p->tried) {
 		p->tried = true;
 		map_stat(sym, pid, p->stat_id);
-		p->load_err = sp__perf_map_load(&sym->mem, sym->perf_map_dir,
-						pid, &p->map, &identity);
+		/* All maps together stay within SP_PERF_MAP_TOTAL_MAX. */
+		p->load_err = sp__perf_map_load_within(
+			&sym->mem, sym->perf_map_dir, pid,
+			SP_PERF_MAP_TOTAL_MAX - sym->perf_map_bytes, &p->map,
+			&identity);
 		if (p->load_err)
 			p->map = NULL;
+		sym->perf_map_bytes += sp__perf_map_bytes(p->map);
+		if (p->load_err == -ENOBUFS)
+			sp__log(sym->logger, SP_LOG_WARN,
+				"%s/perf-%d.map not loaded: perf maps would "
+				"take more than %llu MiB",
+				sym->perf_map_dir, (int)pid,
+				(unsigned long long)(SP_PERF_MAP_TOTAL_MAX >>
+						     20));
 	}
 	return p->map;
 }
 
 void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 {
-	(void)sym;
+	sym->perf_map_bytes -= sp__perf_map_bytes(p->map);
 	sp__perf_map_free(p->map);
 	p->map = NULL;
 	p->tried = false;

@@ -12,9 +12,11 @@
  *   - opened, attach to a gone pid, closed: untouched;
  *   - a recording that polls: the new spool at the path, the sentinel at
  *     PATH.old with SP_RECORDER_KEEP_OLD (replaced without it, and the
- *     new file no more open than the old: 0600 stays 0600), and a
- *     reader that had the old file open still reads it whole;
- *   - a symlink at the path: never written through; kept as PATH.old;
+ *     new file is 0600 whatever the old one was), and a reader that had
+ *     the old file open still reads it whole;
+ *   - a symlink of ours to a regular file: the link stays, the file it
+ *     leads to is replaced the same way (never truncated; its .old kept),
+ *     and a recorder closed before its first poll leaves it alone;
  *   - an empty previous file does not push out PATH.old;
  *   - a chdir() between open and publish: published in the directory of
  *     the open;
@@ -205,9 +207,8 @@ static void test_recording_starts(void)
 	CHECK_EQ((size_t)read(reader, buf, sizeof(buf)), strlen(sentinel));
 	close(reader);
 	CHECK_EQ_INT(dir_entries(), 2);
-	/* Without KEEP_OLD the previous file is replaced, no more open. */
+	/* Without KEEP_OLD the previous file is replaced, 0600 (was 0644). */
 	reset();
-	CHECK_OK(chmod(path, 0600));
 	record_child(0);
 	CHECK(is_spool(path));
 	CHECK_EQ_INT(dir_entries(), 1);
@@ -224,21 +225,30 @@ static void test_recording_starts(void)
 
 static void test_symlink(void)
 {
-	char victim[160];
+	struct sp_recorder_opts o = opts(SP_RECORDER_KEEP_OLD);
+	struct sp_recorder *rec;
+	char victim[160], victim_old[170];
 	struct stat st;
 
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(victim_old, sizeof(victim_old), "%s.old", victim);
 	reset();
 	unlink(path);
+	unlink(old);
 	put(victim, sentinel);
 	CHECK_OK(symlink(victim, path));
-	record_child(SP_RECORDER_KEEP_OLD);
+	CHECK_OK(sp_recorder_open(path, &o, &rec));
+	sp_recorder_close(rec);
 	CHECK(holds(victim, sentinel));
+	record_child(SP_RECORDER_KEEP_OLD);
 	CHECK_OK(lstat(path, &st));
-	CHECK(S_ISREG(st.st_mode) && is_spool(path));
-	CHECK_OK(lstat(old, &st));
 	CHECK(S_ISLNK(st.st_mode));
+	CHECK(is_spool(victim));
+	CHECK(holds(victim_old, sentinel));
+	CHECK_EQ_INT(access(old, F_OK), -1);
+	unlink(path);
 	unlink(victim);
+	unlink(victim_old);
 }
 
 static void test_chdir(void)
