@@ -11,7 +11,10 @@
  *     was fdatasync's EINVAL), /dev/full reports ENOSPC, and the node is
  *     still there afterwards; a FIFO is written to a reader;
  *   - a symbolic link another user planted in a sticky world-writable
- *     directory is not followed (-ELOOP), one of our own is;
+ *     directory is not followed (-ELOOP), one of our own is, and the
+ *     regular file behind it is replaced (its hard links keep the bytes);
+ *   - replacing another user's file in a sticky directory is refused at
+ *     open (-EPERM), not at commit;
  *   - a directory is -EISDIR.
  * Device nodes are private copies made with mknod (1,3 = null, 1,7 =
  * full) in a temporary directory, so a regression can never remove the
@@ -220,8 +223,12 @@ static void test_symlinks(void)
 
 	put_file(at("victim"), "SECRET", 0600);
 	CHECK(symlink(at("victim"), at("mine")) == 0);
+	CHECK(link(at("victim"), at("victim2")) == 0);
 	write_all(at("mine"), "through my own link");
 	expect_file(at("victim"), "through my own link");
+	/* The file behind the link is replaced, not emptied and rewritten. */
+	expect_file(at("victim2"), "SECRET");
+	CHECK(unlink(at("victim2")) == 0);
 
 	put_file(at("victim"), "SECRET", 0600);
 	snprintf(shared, sizeof(shared), "%s/tmp", dir);
@@ -240,6 +247,44 @@ static void test_symlinks(void)
 	CHECK_EQ_INT(sp_sink_open_file(dir, NULL, &s), -EISDIR);
 }
 
+/*
+ * A rename the sticky bit forbids is refused at open, not at commit: a
+ * user's export (or recording) over another user's file in a shared
+ * /tmp-like directory fails before any work, and the file is intact.
+ */
+static void test_sticky(void)
+{
+	char shared[64], victim[96];
+	int status;
+	pid_t child;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "not root: sticky-bit case skipped\n");
+		return;
+	}
+	snprintf(shared, sizeof(shared), "/tmp/sp_issue20_sticky_XXXXXX");
+	CHECK(mkdtemp(shared) != NULL);
+	CHECK(chmod(shared, 01777) == 0);
+	snprintf(victim, sizeof(victim), "%s/root.spool", shared);
+	put_file(victim, "ROOT", 0644);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		struct sp_sink *s;
+
+		if (setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(3);
+		_exit(sp_sink_open_file_atomic(victim, NULL, &s) == -EPERM ?
+			      0 :
+			      1);
+	}
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	expect_file(victim, "ROOT");
+	CHECK(unlink(victim) == 0 && rmdir(shared) == 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/sp_issue20_out_XXXXXX");
@@ -250,6 +295,7 @@ int main(void)
 	test_char_devices();
 	test_fifo();
 	test_symlinks();
+	test_sticky();
 	expect_no_temp();
 	{
 		char cmd[128];
