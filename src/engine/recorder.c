@@ -17,8 +17,8 @@
 #include <stackpulse/error.h>
 
 #include "logging.h"
-#include "out_file.h"
 #include "opts.h"
+#include "out_file.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"

@@ -72,7 +72,7 @@ struct sp_recorder {
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
-	char *path;		    /* spool path (NULL for a caller's sink) */
+	char *path;		  /* spool path (NULL for a caller's sink) */
 	struct sp__out_file *out; /* its file until closed (out_file.h) */
 	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */

@@ -11,8 +11,8 @@
 
 #include <stackpulse/tail.h>
 
-#include "recorder_internal.h"
 #include "out_file.h"
+#include "recorder_internal.h"
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 {

@@ -92,8 +92,7 @@ static int split_path(struct sp__out_file *out, const struct sp__mem *mem,
 }
 
 /* "NAME.old" */
-static char *old_name(const struct sp__out_file *out,
-		      const struct sp__mem *mem)
+static char *old_name(const struct sp__out_file *out, const struct sp__mem *mem)
 {
 	size_t n = strlen(out->name);
 	char *s = sp__mem_alloc(mem, n + sizeof(OLD_SUFFIX));

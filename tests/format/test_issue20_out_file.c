@@ -275,9 +275,8 @@ static void test_sticky(void)
 		if (setresgid(65534, 65534, 65534) < 0 ||
 		    setresuid(65534, 65534, 65534) < 0)
 			_exit(3);
-		_exit(sp_sink_open_file_atomic(victim, NULL, &s) == -EPERM ?
-			      0 :
-			      1);
+		_exit(sp_sink_open_file_atomic(victim, NULL, &s) == -EPERM ? 0 :
+									     1);
 	}
 	CHECK(waitpid(child, &status, 0) == child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
