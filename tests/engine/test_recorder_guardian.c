@@ -30,6 +30,7 @@
 #include <stackpulse/recorder.h>
 
 #include "check.h"
+#include "eng_util.h"
 #include "proc_maps.h"
 #include "threads_env.h"
 #include "workload_paths.h"
@@ -96,15 +97,6 @@ static struct sp_recorder *rec_open(void)
 	return rec;
 }
 
-static void skip_if_refused(int err)
-{
-	if (err == -EACCES || err == -EPERM || err == -ENOSYS) {
-		fprintf(stderr, "skip: perf_event_open refused: %s\n",
-			sp_strerror(err));
-		exit(T_EXIT_SKIP);
-	}
-}
-
 /* The recorder process of test_kill: attach, then linger. */
 static void recorder_child(pid_t target)
 {
@@ -149,7 +141,7 @@ static void test_kill(void)
 		kill(rec, SIGKILL);
 		waitpid(rec, &st, 0);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-			skip_if_refused(-EPERM);
+			eng_skip_if_refused(-EPERM);
 		if (!resumed(target)) {
 			left++;
 			fprintf(stderr, "round %d: the target stays stopped\n",
@@ -202,7 +194,7 @@ static void test_hygiene(void)
 	sigemptyset(&sa.sa_mask);
 	CHECK_OK(sigaction(SIGCHLD, &sa, NULL));
 	rec = rec_open();
-	skip_if_refused(
+	eng_skip_if_refused(
 		sp_recorder_attach(rec, a, SP_ATTACH_STOP_WHILE_ATTACHING));
 	CHECK(state_of(a) != 'T');
 	/* The guardian is the one child besides the two targets. */

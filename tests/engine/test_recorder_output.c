@@ -40,6 +40,7 @@
 #include <stackpulse/snapshot.h>
 
 #include "check.h"
+#include "eng_util.h"
 #include "threads_env.h"
 
 static const char sentinel[] = "a previous recording, not to be lost\n";
@@ -113,15 +114,6 @@ static struct sp_recorder_opts opts(uint32_t flags)
 	return o;
 }
 
-static void skip_if_refused(int err)
-{
-	if (err == -EACCES || err == -EPERM || err == -ENOSYS) {
-		fprintf(stderr, "skip: perf_event_open refused: %s\n",
-			sp_strerror(err));
-		exit(T_EXIT_SKIP);
-	}
-}
-
 /* A pid that existed and is gone (reaped). */
 static pid_t gone_pid(void)
 {
@@ -181,7 +173,7 @@ static void record_child(uint32_t flags)
 			;
 	CHECK(child > 0);
 	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	skip_if_refused(sp_recorder_attach(rec, child, SP_ATTACH_RUNNING));
+	eng_skip_if_refused(sp_recorder_attach(rec, child, SP_ATTACH_RUNNING));
 	for (i = 0; i < 5; i++)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	CHECK(is_spool(path)); /* published at the first poll */
