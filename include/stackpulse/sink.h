@@ -89,8 +89,10 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
  * written as it is (never created, truncated or removed). A symbolic link
  * is followed only where the kernel's protected_symlinks rule allows
  * (owned by the caller's euid or the directory's owner, or not in a
- * sticky world-writable directory), to an existing file: a device or
- * FIFO written in place, a regular file replaced as above. A rename the
+ * sticky world-writable directory; each link of a chain), to an existing
+ * file: a device or FIFO written in place, a regular file replaced as
+ * above under the name the link gives (one with no name, such as a
+ * memfd behind /dev/stdout, emptied and written in place). A rename the
  * sticky bit forbids (another user's file in /tmp) is refused up front.
  * Flush calls fdatasync() for regular files.
  * @return 0, -errno from lstat(2)/open(2)/rename(2), -ELOOP (a symbolic

@@ -37,16 +37,17 @@
  *
  * A symbolic link is followed where fs.protected_symlinks would follow it,
  * whatever that sysctl says: /dev/stdout and links of one's own work, a
- * link another user planted in /tmp does not. A link to a regular file
- * has that file replaced as above (at the link's resolved name), never
- * truncated; creating files through links is refused.
+ * link another user planted in /tmp does not; each link of a chain is
+ * judged. A link to a regular file has that file replaced as above,
+ * under the name the link gives, never truncated; a file with no such
+ * name (/dev/stdout of a memfd or a deleted file) is written in place.
+ * Creating files through links is refused.
  */
 #define _GNU_SOURCE /* O_TMPFILE, O_PATH, AT_EMPTY_PATH */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -236,8 +237,12 @@ static int create_fresh(struct sp__out_file *out, const struct sp__mem *mem)
 	return make_tmp(out, mem, false);
 }
 
-/* An existing device, FIFO or socket (@follow: behind a trusted link). */
-static int open_in_place(struct sp__out_file *out, bool follow)
+/*
+ * An existing device, FIFO or socket, or (@follow) what a trusted link
+ * leads to; with @nameless also a regular file that has no name to
+ * replace (a memfd, a deleted file), emptied first.
+ */
+static int open_in_place(struct sp__out_file *out, bool follow, bool nameless)
 {
 	struct stat st;
 	int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
@@ -245,7 +250,8 @@ static int open_in_place(struct sp__out_file *out, bool follow)
 	out->fd = openat(out->dirfd, out->name, flags);
 	if (out->fd < 0)
 		return errno == ELOOP ? -EAGAIN : -errno; /* now a link */
-	if (fstat(out->fd, &st) < 0 || S_ISREG(st.st_mode)) {
+	if (fstat(out->fd, &st) < 0 || (S_ISREG(st.st_mode) && !nameless) ||
+	    (nameless && ftruncate(out->fd, 0) < 0)) {
 		/* Not what stat saw a moment ago: let the caller start over. */
 		close(out->fd);
 		out->fd = -1;
@@ -266,35 +272,60 @@ static int link_trusted(const struct stat *lst, const struct stat *dir)
 	return -ELOOP;
 }
 
-static int open_once(struct sp__out_file *out, const struct sp__mem *mem,
-		     const char *path, bool resolved);
+/* Links followed before -ELOOP, as the kernel's MAXSYMLINKS. */
+#define LINKS_MAX 40
 
-/* A trusted link: in place, or the regular file it leads to replaced. */
+static int open_once(struct sp__out_file *out, const struct sp__mem *mem,
+		     const char *path, unsigned links);
+
+/*
+ * A trusted link at @path (@out holds its directory and name): a device
+ * or FIFO behind it is written in place; a regular file is looked for
+ * under the name the link gives, one link at a time (each judged again),
+ * and replaced there. What exists but not under that name (/proc/self/fd
+ * of a memfd or a deleted file) is written in place.
+ */
 static int open_link(struct sp__out_file *out, const struct sp__mem *mem,
-		     const char *path, bool resolved)
+		     const char *path, unsigned links)
 {
-	char real[PATH_MAX];
-	struct stat st;
+	char next[PATH_MAX], target[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	struct stat st, at;
+	ssize_t n;
 
 	if (fstatat(out->dirfd, out->name, &st, 0) < 0)
 		return -errno; /* ENOENT: no file is created through links */
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
-		return open_in_place(out, true);
-	if (resolved)
-		return -EAGAIN; /* realpath's result is a link again */
-	if (!realpath(path, real))
+		return open_in_place(out, true, false);
+	if (links >= LINKS_MAX)
+		return -ELOOP;
+	n = readlinkat(out->dirfd, out->name, target, sizeof(target));
+	if (n < 0)
 		return -errno;
+	if ((size_t)n >= sizeof(target) ||
+	    (target[0] != '/' && dlen + (size_t)n >= sizeof(next)))
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	if (target[0] == '/')
+		dlen = 0; /* absolute: the link's directory does not count */
+	memcpy(next, path, dlen);
+	memcpy(next + dlen, target, (size_t)n + 1);
+	if (lstat(next, &at) < 0 ||
+	    (!S_ISLNK(at.st_mode) &&
+	     (at.st_dev != st.st_dev || at.st_ino != st.st_ino)))
+		return open_in_place(out, true, true);
 	close(out->dirfd);
 	out->dirfd = -1;
 	str_free(mem, &out->name);
-	return open_once(out, mem, real, true);
+	return open_once(out, mem, next, links + 1);
 }
 
 /* One look at @path and the matching way to open it (-EAGAIN: raced). */
 static int open_once(struct sp__out_file *out, const struct sp__mem *mem,
-		     const char *path, bool resolved)
+		     const char *path, unsigned links)
 {
 	struct stat lst, dir;
 	int err = split_path(out, mem, path);
@@ -308,10 +339,10 @@ static int open_once(struct sp__out_file *out, const struct sp__mem *mem,
 			return -EISDIR;
 		if (S_ISLNK(lst.st_mode)) {
 			err = link_trusted(&lst, &dir);
-			return err ? err : open_link(out, mem, path, resolved);
+			return err ? err : open_link(out, mem, path, links);
 		}
 		if (!S_ISREG(lst.st_mode))
-			return open_in_place(out, false);
+			return open_in_place(out, false, false);
 	} else if (errno != ENOENT) {
 		return -errno; /* EACCES, ...: better say so now */
 	}
@@ -332,7 +363,7 @@ int sp__out_open(struct sp__out_file *out, const struct sp__mem *mem,
 		return -ENOENT;
 	/* A name that changes kind between lstat and open is looked at again. */
 	for (tries = 0; tries < 4 && err == -EAGAIN; tries++) {
-		err = open_once(out, mem, path, false);
+		err = open_once(out, mem, path, 0);
 		if (err)
 			sp__out_close(out, mem);
 		out->flags = flags;

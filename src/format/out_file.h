@@ -27,9 +27,12 @@
  *                           protected_symlinks rule would allow it (link
  *                           owned by us, by the directory's owner, or not
  *                           in a sticky world-writable directory), else
- *                           -ELOOP; to a device or FIFO (/dev/stdout):
- *                           written in place; to a regular file: that
- *                           file is replaced as above; to nothing: -ENOENT
+ *                           -ELOOP (each link of a chain); to a device
+ *                           or FIFO (/dev/stdout): written in place; to
+ *                           a regular file: that file is replaced as
+ *                           above, under the name the link gives (one
+ *                           with no name, a memfd: emptied, in place);
+ *                           to nothing: -ENOENT
  *   directory               -EISDIR (also @path.old with KEEP_OLD)
  *
  * A rename the sticky bit would refuse (another user's file in /tmp) is
