@@ -38,6 +38,12 @@ struct sp_recorder;
 /** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
 #define SP_RATE_MAX UINT32_MAX
 
+/** Largest @stack_size: the kernel's sample_stack_user limit, 8-aligned. */
+#define SP_RECORDER_STACK_MAX 65528u
+
+/** Most unwinder threads (@threads); larger counts are clamped to it. */
+#define SP_RECORDER_THREADS_MAX 64u
+
 /* Flags of struct sp_recorder_opts. */
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
@@ -48,6 +54,8 @@ struct sp_recorder;
  * where the frame-pointer fallback stops.
  */
 #define SP_RECORDER_NO_JIT_CODE 0x8u
+/* sp_recorder_open(): the file at the path is kept as PATH.old (perf's habit) */
+#define SP_RECORDER_KEEP_OLD 0x10u
 
 /* Flags of struct sp_system_opts. */
 #define SP_SYSTEM_EXCLUDE_SELF 0x1u /* drop the recording process itself */
@@ -80,11 +88,11 @@ struct sp_system_opts {
  * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
  *   maximum; above the kernel maximum fails with SP_EFREQ).
  * @stack_size: user stack bytes copied per sample, rounded up to 8,
- *   at most 65528 (default 32768).
+ *   at most SP_RECORDER_STACK_MAX (default 32768).
  * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
- *   (at most 64) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
- *   inline mode on machines with up to 2 CPUs (measured faster there),
- *   else online CPUs - 1 unwinder threads.
+ *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16
+ *   CPUs; SP_THREADS_AUTO = inline mode on machines with up to 2 CPUs
+ *   (measured faster there), else online CPUs - 1 unwinder threads.
  * @ring_samples: per-CPU ring sized to hold this many samples (default:
  *   100 ms of samples at the rate, at least 256; 512 in system mode; a
  *   sample record takes the full @stack_size), within a 256 MiB per-CPU
@@ -210,21 +218,34 @@ struct sp_poll_summary {
 };
 
 /**
- * sp_recorder_open creates the spool file @path as sp_sink_open_file()
- * does (a new file of mode 0600 replacing what was there; a device
- * written as it is) and a Recorder writing to it: with no targets yet in
- * process mode, sampling the machine in system mode (@opts->system).
- * Options are checked, and a system-mode cgroup opened, before the file
- * is touched. Threaded mode writes through io_uring
- * (sp_sink_open_uring()), inline mode through a plain file sink.
+ * sp_recorder_open creates a Recorder writing a spool to @path, a new
+ * file of mode 0600 (out_file rules, shared with sp_sink_open_file()):
+ * with no targets yet in process mode, sampling the machine in system
+ * mode (@opts->system). @path itself is not touched until the recording
+ * starts: the options are checked, and a system-mode cgroup opened,
+ * first (nothing is created when they are refused), the spool is written
+ * into an unnamed file in @path's directory, and the first
+ * sp_recorder_poll(), sp_recorder_flush(), sp_recorder_finish() or
+ * sp_recorder_tail() puts it at @path by an atomic rename (never
+ * truncating a file a reader has open). A recorder closed before that,
+ * e.g. after failed attaches, leaves @path as it was. With
+ * SP_RECORDER_KEEP_OLD, what @path held then (unless an empty file) is
+ * renamed to @path.old first. An existing device, FIFO or socket at @path
+ * (also through a symbolic link, as /dev/stdout) is written in place
+ * instead. A symbolic link is followed only where the kernel's
+ * protected_symlinks rule would allow it; the regular file it leads to
+ * is replaced as above. Threaded mode writes through io_uring, inline
+ * mode (and a device or FIFO) through a plain file sink.
  * @param opts NULL for defaults (process mode).
  * @return 0, -EINVAL (bad options), SP_EFREQ (rate above the kernel
  *         maximum), -EACCES/-EPERM (system mode without root or
- *         CAP_PERFMON), -ENOENT (no such cgroup), -ENOMEM, -errno
- *         (-ELOOP: a symbolic link that is not followed).
+ *         CAP_PERFMON; -EPERM also when the sticky bit forbids replacing
+ *         @path or @path.old), -ENOENT (no such cgroup), -EISDIR (@path
+ *         or @path.old is a directory), -ELOOP (a symbolic link that is
+ *         not followed), -ENOMEM, -errno.
  * Caller owns the result; free it with sp_recorder_close().
- * Thread: any. Allocates: yes. Blocks: yes (creates the file; system
- * mode reads /proc).
+ * Thread: any. Allocates: yes. Blocks: yes (creates the unnamed file;
+ * opening a FIFO waits for its reader; system mode reads /proc).
  */
 SP_API int sp_recorder_open(const char *path,
 			    const struct sp_recorder_opts *opts,
@@ -246,10 +267,23 @@ SP_API int sp_recorder_open_sink(struct sp_sink *sink,
  * sp_recorder_attach adds process @pid (a thread-group leader) to a
  * process-mode Recorder. Idempotent for the same process generation;
  * transactional (a failure rolls back and resumes what was stopped).
+ *
+ * SP_ATTACH_STOP_WHILE_ATTACHING guarantees that a target it stopped is
+ * resumed even if this process dies during the attach (SIGKILL, a crash):
+ * before the SIGSTOP, a helper process (the "guardian") is handed a pidfd
+ * of the target, and it sends SIGCONT through it as soon as this process
+ * exits or execs. Only killing both processes together (a whole cgroup)
+ * defeats that. The guardian is started at the first STOP attach and
+ * lives until sp_recorder_close(), which reaps it: a child made by
+ * clone() with no exit signal (no SIGCHLD, invisible to wait(-1), seen by
+ * waitpid(-1, __WALL)), in its own session, holding none of our other
+ * descriptors. No signal disposition is changed. Stop and resume go
+ * through pidfds, so a reused pid is never signalled.
  * @return SP_ATTACHED, SP_ALREADY_ATTACHED, SP_EXITED, -EINVAL (pid <= 0,
  *         not a leader, our own process with STOP mode, a system-mode
  *         Recorder), -EPIPE (finished), SP_ETARGETGONE, -EPERM/-EACCES,
- *         -errno.
+ *         -EOPNOTSUPP (STOP mode without pidfds, before Linux 5.3),
+ *         -EAGAIN (no guardian process could be made), -errno.
  * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits up
  * to 5 s for the group to stop).
  */
@@ -259,7 +293,9 @@ SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
 /**
  * sp_recorder_poll waits up to @timeout_ms (0 = do not wait, -1 = forever)
  * when nothing is queued, then drains every ring, orders, unwinds and
- * writes.
+ * writes. The first poll of a recorder opened on a path puts the spool at
+ * that path (see sp_recorder_open(); an error there is returned and
+ * retried by the next poll).
  * @param out what this poll did (may be NULL).
  * @return 0, -EINVAL, -EPIPE (finished) or a negative code from the
  *         writer or the kernel (the recording stays usable on -EINTR).
@@ -400,7 +436,8 @@ SP_API int sp_recorder_finish(struct sp_recorder *recorder);
 
 /**
  * sp_recorder_close releases everything (best-effort disable, no flush:
- * call sp_recorder_finish() first). Threads are joined. NULL is a no-op.
+ * call sp_recorder_finish() first), including the guardian process of
+ * STOP attaches, which it reaps. Threads are joined. NULL is a no-op.
  * Thread: single-owner. Allocates: no. Blocks: yes (joins threads, waits
  * for writes in flight).
  */

@@ -99,6 +99,9 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	memset(&rec->poll, 0, sizeof(rec->poll));
 	if (rec->finished)
 		return -EPIPE;
+	err = sp__recorder_publish(rec);
+	if (err)
+		return err;
 	if (!sp__pipeline_ready(rec->pipe)) {
 		err = wait_events(rec,
 				  sp__pipeline_timeout(rec->pipe, timeout_ms));

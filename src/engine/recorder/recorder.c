@@ -10,6 +10,7 @@
  * processes sample at once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -18,18 +19,23 @@
 #include <stackpulse/error.h>
 
 #include "jit_side_names.h"
+#include "logging.h"
 #include "opts.h"
+#include "out_file.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "sink_internal.h"
 #include "system.h"
 
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE |
+			 SP_RECORDER_KEEP_OLD))
 		return -EINVAL;
-	if (o->stack_size > 65528 || o->max_depth > SP_DEPTH_MAX || o->reserved)
+	if (o->stack_size > SP_RECORDER_STACK_MAX ||
+	    o->max_depth > SP_DEPTH_MAX || o->reserved)
 		return -EINVAL;
 	return 0;
 }
@@ -184,6 +190,7 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 	rec->mem = mem;
 	rec->logger = o->logger;
 	rec->epfd = -1;
+	sp__guardian_init(&rec->guardian);
 	rec->enabled = true;
 	rec->policy = rec->own_policy = o->system ? &sp__policy_system :
 						    &sp__policy_process;
@@ -214,23 +221,56 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 	return 0;
 }
 
+static void spool_close(struct sp__mem *mem, struct sp__out_file *f)
+{
+	if (f) {
+		sp__out_close(f, mem);
+		sp__mem_free(mem, f, sizeof(*f));
+	}
+}
+
 /*
  * Threaded mode writes through io_uring, so the thread that orders and
  * encodes never waits in write(2); inline mode keeps the plain file sink.
  * Explicit flushes are durable (fdatasync) in both; the periodic push
- * that keeps live Tails fed is not.
+ * that keeps live Tails fed is not. A device or FIFO gets the plain sink.
  */
-static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
-			   struct sp_sink **out)
+static int spool_open(const char *path, const struct sp_recorder_opts *o,
+		      struct sp__out_file **file, struct sp_sink **sink)
 {
 	struct sp_sink_opts so = { .size = sizeof(so) };
+	uint32_t flags = SP__OUT_AT_COMMIT;
+	struct sp__out_file *f;
+	struct sp__mem mem;
+	int err, fd;
 
-	so.allocator = o->allocator;
-	if (!worker_count(o->threads))
-		return sp_sink_open_file(path, &so, out);
-	so.logger = o->logger;
-	so.flags = SP_SINK_URING_DATASYNC;
-	return sp_sink_open_uring(path, &so, out);
+	sp__mem_init(&mem, o->allocator);
+	f = sp__mem_calloc(&mem, 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (o->flags & SP_RECORDER_KEEP_OLD)
+		flags |= SP__OUT_KEEP_OLD;
+	err = sp__out_open(f, &mem, path, flags);
+	/* The sink's own descriptor: @f keeps one to publish the file by. */
+	fd = err ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err && (!worker_count(o->threads) || sp__out_in_place(f))) {
+		err = sp__sink_new_fd_owned(fd, f->regular, o->allocator, sink);
+	} else if (!err) {
+		so.allocator = o->allocator;
+		so.logger = o->logger;
+		so.flags = SP_SINK_CLOSE_FD | SP_SINK_URING_DATASYNC;
+		err = sp_sink_new_uring_fd(fd, &so, sink);
+	}
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		spool_close(&mem, f);
+		return err;
+	}
+	*file = f;
+	return 0;
 }
 
 /* The recorder writing to a new spool file at @path. */
@@ -238,15 +278,22 @@ static int recorder_open_path(const char *path,
 			      const struct sp_recorder_opts *o,
 			      struct sp_recorder **out)
 {
+	struct sp__out_file *file = NULL;
 	struct sp_sink *sink;
+	struct sp__mem mem;
 	size_t len = strlen(path) + 1;
 	int err;
 
-	err = spool_sink_open(path, o, &sink);
-	if (!err)
-		err = recorder_new(sink, o, out);
+	err = spool_open(path, o, &file, &sink);
 	if (err)
 		return err;
+	err = recorder_new(sink, o, out);
+	if (err) {
+		sp__mem_init(&mem, o->allocator);
+		spool_close(&mem, file); /* the path stays as it was */
+		return err;
+	}
+	(*out)->out = file;
 	(*out)->path = sp__mem_alloc(&(*out)->mem, len);
 	if (!(*out)->path) {
 		sp_recorder_close(*out);
@@ -322,6 +369,20 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	return recorder_open(NULL, sink, opts, out);
 }
 
+int sp__recorder_publish(struct sp_recorder *rec)
+{
+	int err;
+
+	if (!rec->out || rec->out->published)
+		return 0;
+	err = sp__out_publish(rec->out, &rec->mem);
+	if (err)
+		sp__log(rec->logger, SP_LOG_ERROR,
+			"cannot put the spool at %s: %s", rec->path,
+			sp_strerror(err));
+	return err;
+}
+
 int sp_recorder_enable(struct sp_recorder *rec)
 {
 	bool was;
@@ -342,10 +403,20 @@ int sp_recorder_disable(struct sp_recorder *rec)
 
 int sp_recorder_flush(struct sp_recorder *rec)
 {
-	int err, ferr;
+	int err;
 
 	if (!rec)
 		return -EINVAL;
+	if (rec->finished)
+		return 0;
+	err = sp__recorder_publish(rec);
+	return err ? err : sp__recorder_flush(rec);
+}
+
+int sp__recorder_flush(struct sp_recorder *rec)
+{
+	int err, ferr;
+
 	if (rec->finished)
 		return 0;
 	/* Processes that died since the last poll are retired now too. */
@@ -504,6 +575,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	if (!rec)
 		return;
 	mem = rec->mem;
+	sp__guardian_stop(&rec->guardian);
 	rec->own_policy->free(rec);
 	sp__pipeline_free(rec->pipe); /* threads first: rings and maps */
 	rec->procs.sync = NULL;
@@ -512,7 +584,8 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__rings_fini(&rec->rings);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
-	sp_writer_free(rec->writer);
+	sp_writer_free(rec->writer); /* closes the spool's fd */
+	spool_close(&mem, rec->out);
 	sp_unwinder_free(rec->unwinder);
 	if (rec->path)
 		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);

@@ -6,6 +6,7 @@
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "guardian.h"
 #include "jit_side.h"
 #include "kernel_module.h"
 #include "mem.h"
@@ -38,7 +39,7 @@
 #define SP__EP_WAKE 3ull /* threaded mode: readers have records */
 
 /* Upper bound of unwinder threads in threaded mode. */
-#define SP__WORKERS_MAX 64
+#define SP__WORKERS_MAX SP_RECORDER_THREADS_MAX
 
 /* Pacing of loss reads and recovery sweeps during polls (§1.4). */
 #define SP__LOST_READ_NS 100000000ull
@@ -51,6 +52,7 @@
 /* Per process, at most one uncovered-PC maps reconcile per this. */
 #define SP__UNCOVERED_NS 100000000ull
 
+struct sp__out_file;
 struct sp__system;
 
 struct sp_recorder {
@@ -72,7 +74,9 @@ struct sp_recorder {
 	struct sp__jit_side jit_side; /* JIT side directory (track/jit_side.c) */
 	struct sp_recording_summary sum;
 	struct sp_poll_summary poll;
-	char *path;	       /* spool path (NULL for a caller's sink) */
+	char *path;		  /* spool path (NULL for a caller's sink) */
+	struct sp__out_file *out; /* its file until closed (out_file.h) */
+	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
@@ -94,6 +98,17 @@ const struct sp__clock *sp__recorder_clock(const struct sp_recorder *rec);
  * last poll.
  */
 void sp__recorder_collect(struct sp_recorder *rec);
+/*
+ * sp__recorder_flush is sp_recorder_flush() without the publish: an
+ * attach may flush a recording that has not started yet.
+ */
+int sp__recorder_flush(struct sp_recorder *rec);
+/*
+ * sp__recorder_publish makes the spool path name the file (out_file.h)
+ * at the first poll, flush, finish or tail: a recorder closed before that
+ * leaves the path as it was.
+ */
+int sp__recorder_publish(struct sp_recorder *rec);
 /* Retires dying processes none of whose records is queued any more. */
 void sp__recorder_reap(struct sp_recorder *rec);
 
