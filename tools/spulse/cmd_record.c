@@ -838,7 +838,12 @@ int spulse_cmd_record(int argc, char **argv)
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;
-	seen = stop_requests;
+	/*
+	 * The first stop request is the one that ended the loop; a second
+	 * one that arrived before the loop noticed the first (a quick double
+	 * Ctrl-C) still counts as "again".
+	 */
+	seen = stop_requests ? 1 : 0;
 	if (err < 0)
 		record_error("recording failed", NULL, err);
 	if (st.rec && status < 0) {
