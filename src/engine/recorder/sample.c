@@ -176,7 +176,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 {
 	struct sp_frame *f = job->frames;
-	size_t n = job->n, i;
+	size_t n = job->n;
 	int err;
 
 	if (n == 0 && job->ip) {
@@ -199,9 +199,8 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	}
 	if (err)
 		return err;
-	for (i = 0; i < n; i++)
-		rec->sum.truncated_frame_markers += f[i].mode ==
-						    SP_FRAME_TRUNCATED;
+	/* Only the unwinder puts a marker, always as the stack's last frame. */
+	rec->sum.truncated_frame_markers += f[n - 1].mode == SP_FRAME_TRUNCATED;
 	rec->sum.samples++;
 	rec->poll.samples++;
 	return 0;
