@@ -31,7 +31,7 @@
  *
  * --workload native records tests/workloads/wl_recursion (C, -O2 without
  * frame pointers, main -> 40 x wl_recurse -> leaf: DWARF CFI only, no
- * JIT code) instead, for the bound where the stacks do not change: there
+ * JIT code; --seconds of its CPU time) instead, for the bound where the stacks do not change: there
  * "before" is the same mode run with main's library (LD_LIBRARY_PATH, see
  * bench_recorder_cost.py), and both modes unwind the same stacks.
  * Every run line has the net cost per frame as well
@@ -148,7 +148,7 @@ static int run(const struct cfg *c, bool after, const char *seconds,
 	/* wl_duration() takes 0 for its default: the no-work run is 1 ms. */
 	const char *wl[] = { WL_RECURSION_PATH,
 			     strcmp(seconds, "0") ? seconds : "0.001", "40",
-			     NULL };
+			     "cpu", NULL };
 	const char *const *argv = c->native ? wl : py;
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec = NULL;
