@@ -305,10 +305,7 @@ static int ids_check(struct sp_writer *w, uint32_t parent,
  */
 static inline uint64_t memo_mix(uint64_t h, const struct sp_frame *f)
 {
-	uint64_t x = f->abs_ip ^ (f->file_relative_ip * 0xff51afd7ed558ccdull) ^
-		     ((uint64_t)f->module_id << 32 | f->mode);
-
-	h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+	h = (h ^ f->abs_ip) * 0xc4ceb9fe1a85ec53ull;
 	return h ^ (h >> 29);
 }
 
@@ -320,8 +317,12 @@ static uint64_t memo_hash(const struct sp_frame *f, size_t n, uint64_t *caller)
 
 	/*
 	 * One multiply on the dependency chain per frame; memcmp verifies.
-	 * The leaf is mixed in after the loop, so the caller path's hash
-	 * costs no test per frame (it runs once per sample and frame).
+	 * Only the absolute address is mixed in: within one process it names
+	 * the frame (the module and file offset follow from it), and where
+	 * it does not (a remapped module, a marker's 0) the stacks only
+	 * share a slot, which memcmp then tells apart. The leaf is mixed in
+	 * after the loop, so the caller path's hash costs no test per frame
+	 * (this runs once per sample and frame).
 	 */
 	for (i = n - 1; i > 0; i--)
 		h = memo_mix(h, &f[i]);
