@@ -4,7 +4,7 @@
 
     bench/bench_recorder_cost.py [--build build] [--base-lib DIR]
         [--rounds 5] [--seconds 2] [--hz 999] [--cg-seconds 6]
-        [--no-callgrind] [--no-perf]
+        [--no-callgrind] [--no-perf] [--no-cpu] [--configs A,B,...]
 
 --base-lib is the src/ directory of a build of the base commit (main):
 its libstackpulse.so.0 replaces this build's for the "main" runs, through
@@ -39,6 +39,16 @@ What runs, in one invocation (one JSON object per line):
               frame, net of a no-work run (bench_python_callgrind.py), for
               python before/after/main and native main/after: exact and
               independent of the load, unlike the CPU figures.
+  fixture     not run here; the exact instruction comparison of two
+              builds on one replayed capture (native stacks):
+                bench_pipeline --quick --save-fixture F     (once)
+                valgrind --tool=callgrind \
+                    --toggle-collect=sp__pipeline_step \
+                    BUILD/bench/bench_pipeline --fixture F --reps 1 \
+                    --inline-only --keep-spools D
+              per build; callgrind_annotate --inclusive=yes gives the
+              per-call costs (sp__recorder_sample, sp__drain_ring), and
+              the spools in each D must be byte-identical.
   compare     medians of the per-round ratios, and the callgrind ratios:
               python after/before per sample (the issue's literal bound)
               and per frame, python after/main, native after/main (the
@@ -161,7 +171,8 @@ def have_perf():
 
 
 def cpu_rounds(a, bench, python, tmp):
-    names = [n for n in CONFIGS if a.base_lib or not CONFIGS[n][2]]
+    names = [n for n in CONFIGS
+             if n in a.configs and (a.base_lib or not CONFIGS[n][2])]
     if python and a.perf:
         names.append("perf")
     if not python:
@@ -189,7 +200,8 @@ def median_ratio(per, num, den, key):
 def callgrind(a, bench, python, tmp):
     out = {}
     for name, (workload, mode, base) in CONFIGS.items():
-        if (base and not a.base_lib) or (workload == "python" and not python):
+        if name not in a.configs or (base and not a.base_lib) or (
+                workload == "python" and not python):
             continue
         lib = a.base_lib if base else None
         ir0, s0, _, f0 = cg.run(bench, mode, 0, a.hz, tmp, workload, lib)
@@ -227,15 +239,21 @@ def main():
     ap.add_argument("--cg-seconds", type=float, default=6)
     ap.add_argument("--no-callgrind", dest="callgrind", action="store_false")
     ap.add_argument("--no-perf", dest="perf", action="store_false")
+    ap.add_argument("--no-cpu", dest="cpu", action="store_false")
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help="comma-separated subset of " + ",".join(CONFIGS))
     a = ap.parse_args()
     bench = os.path.join(a.build, "bench", "bench_python")
     if a.base_lib and not os.path.exists(
             os.path.join(a.base_lib, "libstackpulse.so.0")):
         sys.exit(f"no libstackpulse.so.0 in {a.base_lib}")
     python = find_python()
-    a.perf = a.perf and have_perf()
+    a.perf = a.perf and have_perf() and a.cpu
+    a.configs = set(a.configs.split(","))
+    if not a.configs <= set(CONFIGS):
+        sys.exit(f"--configs: not in {','.join(CONFIGS)}")
     with tempfile.TemporaryDirectory() as tmp:
-        cpu = cpu_rounds(a, bench, python, tmp)
+        cpu = cpu_rounds(a, bench, python, tmp) if a.cpu else {}
         irs = callgrind(a, bench, python, tmp) if a.callgrind else {}
     for key, what in (("us_per_sample", "cpu_per_sample"),
                       ("us_per_frame", "cpu_per_frame")):
