@@ -8,7 +8,7 @@
 #include <stackpulse/error.h>
 
 #include "jit_arena.h"
-#include "jit_table.h"
+#include "unwind_jit.h"
 #include "logging.h"
 #include "process.h"
 

@@ -23,7 +23,7 @@
 
 #include "jit_arena.h"
 #include "jit_side.h"
-#include "jit_table.h"
+#include "unwind_jit.h"
 #include "logging.h"
 #include "mver.h"
 #include "proc_maps.h"
