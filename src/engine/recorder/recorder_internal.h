@@ -74,7 +74,7 @@ struct sp_recorder {
 	struct sp__jit_side jit_side; /* JIT side directory (track/jit_side.c) */
 	struct sp_recording_summary sum;
 	struct sp_poll_summary poll;
-	char *path;		  /* spool path (NULL for a caller's sink) */
+	char *path;		    /* spool path (NULL for a caller's sink) */
 	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
 	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
