@@ -255,22 +255,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cpu = cpu_rounds(a, bench, python, tmp) if a.cpu else {}
         irs = callgrind(a, bench, python, tmp) if a.callgrind else {}
-    for key, what in (("us_per_sample", "cpu_per_sample"),
-                      ("us_per_frame", "cpu_per_frame")):
-        compare(f"python_after/before_{what}",
-                median_ratio(cpu, "python_after", "python_before", key))
-        compare(f"python_after/main_{what}",
-                median_ratio(cpu, "python_after", "python_main", key))
-        compare(f"native_after/main_{what}",
-                median_ratio(cpu, "native_after", "native_main", key))
-    for key, what in (("ir_per_sample", "ir_per_sample"),
-                      ("ir_per_frame", "ir_per_frame")):
-        compare(f"python_after/before_{what}",
-                ratio(irs, "python_after", "python_before", key))
-        compare(f"python_after/main_{what}",
-                ratio(irs, "python_after", "python_main", key))
-        compare(f"native_after/main_{what}",
-                ratio(irs, "native_after", "native_main", key))
+    pairs = (("python_after", "python_before"), ("python_after", "python_main"),
+             ("native_after", "native_main"))
+    for d, how, key, what in (
+            (cpu, median_ratio, "us_per_sample", "cpu_per_sample"),
+            (cpu, median_ratio, "us_per_frame", "cpu_per_frame"),
+            (irs, ratio, "ir_per_sample", "ir_per_sample"),
+            (irs, ratio, "ir_per_frame", "ir_per_frame")):
+        for num, den in pairs:
+            compare(f"{num}/{den.split('_')[1]}_{what}",
+                    how(d, num, den, key))
     # The outside reference: ours (after) against perf record's own cost.
     if "perf" in cpu:
         compare("python_after/perf_record_cpu_per_sample",
