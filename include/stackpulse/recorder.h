@@ -41,6 +41,7 @@ struct sp_recorder;
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
+#define SP_RECORDER_NO_JIT 0x8u /* read no jitdump files or GDB JIT objects */
 
 /**
  * struct sp_recorder_opts configures a Recorder. Set @size to
@@ -58,6 +59,11 @@ struct sp_recorder;
  *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
  *   budget; halved on EPERM/ENOMEM.
  * @start_timestamp_us / @sample_interval_us: spool header metadata.
+ * @jit_dir: where the names of GDB JIT objects are kept (one jitdump file
+ *   per process, named in the spool; docs/how-to/jit.md). Default: the
+ *   spool path followed by ".jit" (created when first needed); with a
+ *   caller's sink and no @jit_dir, those names are not kept (JIT code is
+ *   still unwound through).
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -70,6 +76,7 @@ struct sp_recorder_opts {
 	uint64_t ring_samples;
 	uint64_t start_timestamp_us;
 	uint64_t sample_interval_us;
+	const char *jit_dir;
 };
 
 enum sp_attach_mode {
@@ -293,6 +300,62 @@ struct sp_pipeline_stats {
  */
 SP_API int sp_recorder_pipeline_stats(const struct sp_recorder *recorder,
 				      struct sp_pipeline_stats *out);
+
+/**
+ * struct sp_jit_stats counts what the recorder did with JIT code
+ * (docs/how-to/jit.md). Set @size to sizeof(struct sp_jit_stats).
+ * @jitdump_files: jitdump files followed (modules named jit-PID.dump).
+ * @jitdump_records: complete records read from them.
+ * @jitdump_unwind: code loads that came with unwinding info (regions
+ *   with CFI).
+ * @jitdump_errors: files that could not be opened, or stopped on a
+ *   corrupt record, a newer format, a file that shrank, or the size
+ *   bound.
+ * @gdb_processes: processes whose GDB JIT descriptor was found.
+ * @gdb_checks: descriptor reads; @gdb_walks: entry lists walked.
+ * @gdb_objects: objects read and accepted; @gdb_removed: objects seen
+ *   gone; @gdb_bytes: object bytes read.
+ * @gdb_list_errors: lists that looped, had over 4,096 entries, or could
+ *   not be read.
+ * @gdb_bad_objects: objects skipped: size 0 or over 64 MiB, over the
+ *   256 MiB total, changed while read, or not an x86-64 ELF.
+ * @retries: unwinds redone after a refresh because they stopped in
+ *   possible JIT code; @retries_better: of those, how many went deeper.
+ * @regenerations: anonymous modules written again as a new generation
+ *   because JIT code replaced other code in them.
+ * @names: code-load records written for GDB JIT functions;
+ *   @names_lost: functions whose names could not be kept (no directory,
+ *   sidecar I/O errors, code not readable).
+ */
+struct sp_jit_stats {
+	size_t size;
+	uint64_t jitdump_files;
+	uint64_t jitdump_records;
+	uint64_t jitdump_unwind;
+	uint64_t jitdump_errors;
+	uint64_t gdb_processes;
+	uint64_t gdb_checks;
+	uint64_t gdb_walks;
+	uint64_t gdb_objects;
+	uint64_t gdb_removed;
+	uint64_t gdb_bytes;
+	uint64_t gdb_list_errors;
+	uint64_t gdb_bad_objects;
+	uint64_t retries;
+	uint64_t retries_better;
+	uint64_t regenerations;
+	uint64_t names;
+	uint64_t names_lost;
+};
+
+/**
+ * sp_recorder_jit_stats fills the first @out->size bytes of @out.
+ * @return 0, -EINVAL (NULL argument, @out->size below sizeof(size_t) or
+ *         not a multiple of it).
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API int sp_recorder_jit_stats(const struct sp_recorder *recorder,
+				 struct sp_jit_stats *out);
 
 /** sp_recorder_summary copies the counters so far. */
 SP_API void sp_recorder_summary(const struct sp_recorder *recorder,

@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
 #include "opts.h"
@@ -279,6 +280,8 @@ int sp__pipeline_collect(struct sp_recorder *rec, bool wait)
 		if (job->block)
 			sp__rblock_consume(job->block);
 		sp__mver_put(&rec->mem, job->ver);
+		sp__jit_snap_put(&rec->mem, job->jit);
+		job->jit = NULL;
 		sp__pool_pop(pool);
 	}
 	return 0;

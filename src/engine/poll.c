@@ -20,6 +20,7 @@
 
 #include "drain.h"
 #include "harness.h"
+#include "jit_track.h"
 #include "logging.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
@@ -241,6 +242,8 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		err = sp__recorder_read_lost(rec, false);
 	if (!err && !rec->replay)
 		err = sp__recorder_sweep(rec, false);
+	if (!err)
+		err = sp__jit_poll(rec);
 	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
 		err = sp__writer_push(rec->writer);
 		rec->last_flush_ns = watermark;

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "jit_track.h"
 #include "pool.h"
 #include "recorder_internal.h"
 
@@ -36,11 +37,12 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 	int n = 0;
 
 	if (job->unwind)
-		n = sp_unwinder_unwind(unwinder, &s->regs, stack,
-				       (size_t)s->stack_len,
-				       s->regs.r[SP_X86_64_RSP], job->maps,
-				       job->nmaps, job->frames + job->nk,
-				       SP__FRAMES_MAX - job->nk, job->stats);
+		n = sp__unwinder_unwind_jit(
+			unwinder, &s->regs, stack, (size_t)s->stack_len,
+			s->regs.r[SP_X86_64_RSP], job->maps, job->nmaps,
+			sp__jit_snap_index(job->jit), job->time,
+			job->frames + job->nk, SP__FRAMES_MAX - job->nk,
+			job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 }
 

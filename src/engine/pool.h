@@ -16,6 +16,7 @@
 #define SP__FRAMES_MAX 2048
 #define SP__JOBS 128u /* jobs in flight, a power of two */
 
+struct sp__jit_snap;
 struct sp__mver;
 struct sp__qsample;
 
@@ -39,6 +40,7 @@ struct sp__job {
 	bool kernel_mode;
 	void *block; /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
+	struct sp__jit_snap *jit; /* JIT code index, or NULL (jit_track.h) */
 	const struct sp_mapping *maps;
 	size_t nmaps;
 	struct sp_unwind_stats *stats; /* where the unwinder counts */

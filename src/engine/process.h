@@ -21,6 +21,8 @@
  * match what samples saw.
  */
 
+struct sp__jit_proc;
+
 /** struct sp__module is one active module generation of a process. */
 struct sp__module {
 	uint32_t id;	/* spool module id */
@@ -81,6 +83,7 @@ struct sp__process {
 	struct sp__process *parent;
 	bool events_held;
 	struct sp__mver *mver; /* threaded mode: the current map version */
+	struct sp__jit_proc *jit; /* JIT code state (jit_track.h), or NULL */
 	uint64_t dying_ns;     /* when the group's death was seen */
 	bool sampled;	       /* a sample since the last recovery sweep */
 };

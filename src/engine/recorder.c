@@ -15,6 +15,7 @@
 
 #include <stackpulse/error.h>
 
+#include "jit_track.h"
 #include "opts.h"
 #include "perf_event.h"
 #include "pipeline.h"
@@ -26,7 +27,9 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT))
+		return -EINVAL;
+	if (o->jit_dir && !*o->jit_dir)
 		return -EINVAL;
 	if (o->stack_size > 65528)
 		return -EINVAL;
@@ -166,6 +169,8 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = writer_new(rec, sink, &o);
 	if (!err)
 		err = parts_new(rec, &o);
+	if (!err && !(o.flags & SP_RECORDER_NO_JIT))
+		err = sp__jit_new(&rec->mem, rec->logger, o.jit_dir, &rec->jit);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
 	if (!err && worker_count(o.threads))
@@ -317,6 +322,24 @@ int sp_recorder_active_process_count(struct sp_recorder *rec)
 	return n;
 }
 
+int sp_recorder_jit_stats(const struct sp_recorder *rec,
+			  struct sp_jit_stats *out)
+{
+	struct sp_jit_stats st;
+	size_t size;
+
+	/* An output struct's size follows the input rule (src/base/opts.h). */
+	if (!rec || !out || !sp__opts_size_ok(out->size))
+		return -EINVAL;
+	size = out->size < sizeof(st) ? out->size : sizeof(st);
+	memset(&st, 0, sizeof(st));
+	if (rec->jit)
+		st = rec->jit->st;
+	st.size = out->size;
+	memcpy(out, &st, size);
+	return 0;
+}
+
 void sp_recorder_summary(const struct sp_recorder *rec,
 			 struct sp_recording_summary *out)
 {
@@ -340,6 +363,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__system_free(rec);
 	sp__pipeline_free(rec); /* threads first: they read rings and maps */
 	sp__procs_fini(&rec->procs);
+	sp__jit_free(rec->jit); /* after the processes: they hold its tables */
 	for (i = 0; i < rec->rings.len; i++) {
 		struct sp__ring *r = sp__vec_at(&rec->rings, i);
 

@@ -14,6 +14,7 @@
 
 #include <linux/perf_event.h>
 
+#include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
 #include "pipeline.h"
@@ -79,6 +80,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	job->maps = NULL;
 	job->nmaps = 0;
 	job->ver = NULL;
+	job->jit = NULL;
 	if (s->regs.abi == SP_REGS_ABI_NONE) {
 		if (!is_kernel_mode(s))
 			rec->sum.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING]++;
@@ -96,6 +98,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)
 		return true;
+	job->jit = sp__jit_snap_get(rec, p);
 	if (!rec->pipe)
 		return !sp__process_mappings(&rec->procs, p, &job->maps,
 					     &job->nmaps);
@@ -135,7 +138,8 @@ static int job_reserve(struct sp_recorder *rec, struct sp__job **out)
 
 	if (!rec->pipe) {
 		*out = rec->job;
-		rec->job->stats = &rec->ustats;
+		/* Its own counters, added when written: a retry replaces them. */
+		rec->job->stats = &rec->job->own;
 		return 0;
 	}
 	pool = &rec->pipe->pool;
@@ -161,10 +165,15 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	if (skipped(rec, s))
 		return 0;
 	/* May write module records: before this sample takes its slot. */
+	err = sp__jit_before_sample(rec, sp__procs_find(&rec->procs, s->pid),
+				    s->time);
+	if (err)
+		return err;
 	unwind = user_prepare(rec, s, &tmp);
 	err = job_reserve(rec, &job);
 	if (err) {
 		sp__mver_put(&rec->mem, tmp.ver);
+		sp__jit_snap_put(&rec->mem, tmp.jit);
 		return err;
 	}
 	job->s = s;
@@ -177,11 +186,17 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->maps = tmp.maps;
 	job->nmaps = tmp.nmaps;
 	job->ver = tmp.ver;
+	job->jit = tmp.jit;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
 					  SP__FRAMES_MAX / 2);
 	if (!rec->pipe) {
 		sp__job_unwind(rec->unwinder, job);
-		return sp__recorder_sample_write(rec, job);
+		err = sp__jit_retry(rec, job);
+		if (!err)
+			err = sp__recorder_sample_write(rec, job);
+		sp__jit_snap_put(&rec->mem, job->jit);
+		job->jit = NULL;
+		return err;
 	}
 	if (rec->cur_owner) { /* in a reader block: unwound by a worker */
 		job->block = rec->cur_owner;
@@ -191,6 +206,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	} else { /* copied into the merge queue, which moves: unwind now */
 		sp__pool_dispatch_done(&rec->pipe->pool);
 		rec->pipe->jobs_inline++;
+		return sp__jit_retry(rec, job); /* its stack is valid now only */
 	}
 	return 0;
 }
@@ -198,9 +214,16 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 {
 	struct sp_frame *f = job->frames;
-	size_t n = job->n, i;
+	size_t n, i;
 	int err;
 
+	/* A worker's job: its stack stays in the reader block until now. */
+	if (rec->pipe && job->block) {
+		err = sp__jit_retry(rec, job);
+		if (err)
+			return err;
+	}
+	n = job->n;
 	if (n == 0 && job->ip) {
 		f[0].abs_ip = f[0].file_relative_ip = job->ip;
 		f[0].module_id = SP_NO_MODULE;
