@@ -260,6 +260,7 @@ struct sp_symbolizer {
 	struct sp__vec retire_modules; /* uint32_t */
 	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
 	uint32_t modules_seen;	     /* module records checked by updates */
+	struct sp__sym_jit *jit;     /* jitdump names (sym_jit.c) */
 };
 
 /* ---- frame_names.c ---- */
@@ -324,6 +325,20 @@ int sp__sym_scan_generations(struct sp_symbolizer *sym);
  */
 bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
 			      uint32_t frame_id, const struct sp_module *mod);
+
+/* ---- sym_jit.c: JIT code names from jitdump files (lock held) ---- */
+
+struct sp__sym_jit;
+/* Sets up sym->jit; @dir is the jit_dir option (copied by the caller). */
+int sp__sym_jit_new(struct sp_symbolizer *sym, const char *dir);
+void sp__sym_jit_free(struct sp_symbolizer *sym);
+/*
+ * Names user frame @frame_id of @pid at @pc into sym->chain[0] from a
+ * jitdump file of the pid; @mod is the frame's module (NULL: none).
+ * Returns 1, 0 (no name) or -ENOMEM.
+ */
+int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
+		      uint64_t pc, const struct sp_module *mod);
 
 /* ---- sym_modules.c: module-table symbolizers ---- */
 
