@@ -11,6 +11,8 @@
 #include "jit_elf.h"
 #include "jit_track.h"
 #include "logging.h"
+#include "process.h"
+#include "recorder_internal.h"
 
 /*
  * A check reads the 24-byte descriptor. When it is what the last check
@@ -24,15 +26,19 @@
  *   entry already known, same content   kept as it is
  *   new (or changed) entry              object read, parsed (jit_elf.c),
  *                                       its .eh_frame built into a table,
- *                                       one region per code section from
- *                                       @stamp, names to the sidecar
- *   known object missing from the list  its regions end at @stamp
+ *                                       one region per code section, names
+ *                                       to the sidecar
+ *   known object missing from the list  its regions end
  *
  * A walk that failed (a loop, too many entries, an unreadable entry)
  * removes nothing: what it missed may still be there.
  *
- * Stamps are sample times: samples are applied in time order, so the
- * samples applied after a check (time >= @stamp) see what it found.
+ * The interface has no timestamps, so the checks bound them, on the
+ * sample clock (CLOCK_MONOTONIC): an object first seen by the check at
+ * time T was registered after the check before it (at T0), so its
+ * regions and names are valid from T0; one missing at T was there at T0
+ * and is gone at T, so its regions end at T. Samples between stay with
+ * what they ran, whichever way processing lags behind.
  */
 
 int sp__jit_vm_read(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -75,16 +81,145 @@ static struct sp__jit_object *find_object(struct sp__jit_proc *jp,
 	return NULL;
 }
 
+/* ---- the object's module ------------------------------------------------- */
+
+/*
+ * While registered, an object's code span [text_lo, text_hi) is a module
+ * of its own (path: the sidecar, or "[gdbjit]" when names are not kept),
+ * mapped over the anonymous mapping the JIT allocated it in; the process
+ * module code splits that mapping around it. So every frame in the code
+ * is pinned to the object's module, and code that another object puts
+ * at the same addresses later is another module's: its frames are other
+ * frames, whatever the delay before the recorder sees the change. When
+ * the object goes, its module is retired and the mapping it covered is
+ * written again over the span.
+ */
+#define NO_NAMES_PATH "[gdbjit]"
+
+static void remember_under(struct sp__jit_proc *jp, struct sp__process *p,
+			   struct sp__jit_object *o)
+{
+	size_t i;
+
+	for (i = 0; i < p->modules.len; i++) {
+		const struct sp__module *m = sp__vec_at(&p->modules, i);
+
+		if (o->text_lo < m->start || o->text_lo >= m->end)
+			continue;
+		o->under_path = sp__mem_alloc(&jp->jit->mem, m->path_len + 1);
+		if (!o->under_path)
+			return; /* nothing to put back: not an error */
+		memcpy(o->under_path, m->path, m->path_len + 1);
+		o->under_len = m->path_len;
+		o->under_offset = m->offset + (o->text_lo - m->start);
+		o->has_under = true;
+		return;
+	}
+}
+
+static int map_object(struct sp_recorder *rec, struct sp__process *p,
+		      struct sp__jit_proc *jp, struct sp__jit_object *o)
+{
+	const char *path = sp__jit_sidecar_path(jp);
+	struct sp__map_desc d = { 0 };
+	int err;
+
+	o->module = SP_NO_MODULE;
+	if (!p || o->text_hi <= o->text_lo)
+		return 0;
+	remember_under(jp, p, o);
+	d.start = o->text_lo;
+	d.end = o->text_hi;
+	d.path = path ? path : NO_NAMES_PATH;
+	d.path_len = strlen(d.path);
+	err = sp__process_map(&rec->procs, p, &d);
+	if (!err && p->modules.len)
+		o->module = ((const struct sp__module *)sp__vec_at(
+				     &p->modules, p->modules.len - 1))
+				    ->id;
+	return err;
+}
+
+static int unmap_object(struct sp_recorder *rec, struct sp__process *p,
+			struct sp__jit_object *o)
+{
+	struct sp__map_desc d = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; p && i < p->modules.len && o->module != SP_NO_MODULE; i++)
+		if (((const struct sp__module *)sp__vec_at(&p->modules, i))
+			    ->id == o->module) {
+			err = sp__process_retire_module(&rec->procs, p, i);
+			break;
+		}
+	if (!err && p && o->has_under) {
+		d.start = o->text_lo;
+		d.end = o->text_hi;
+		d.offset = o->under_offset;
+		d.path = o->under_path;
+		d.path_len = o->under_len;
+		err = sp__process_map(&rec->procs, p, &d);
+	}
+	o->module = SP_NO_MODULE;
+	return err;
+}
+
+static void object_free(struct sp__jit_proc *jp, struct sp__jit_object *o)
+{
+	if (o->under_path)
+		sp__mem_free(&jp->jit->mem, o->under_path, o->under_len + 1);
+	o->under_path = NULL;
+	o->has_under = false;
+}
+
+/*
+ * The object is gone at @until: regions end, its module goes later, and
+ * whatever module covers its span from @until on is a new generation.
+ * The object's module may be gone already (a mapping record older than
+ * the object's discovery, applied after it, covers the span), and then
+ * frames of this code are pinned to the mapping: code registered at the
+ * same addresses later must not inherit them.
+ */
 static void object_end(struct sp__jit_proc *jp, struct sp__jit_object *o,
 		       uint64_t until)
 {
+	if (o->text_hi > o->text_lo)
+		(void)sp__jit_want_regen(jp, until, o->text_lo, o->text_hi);
 	sp__jit_end_regions(jp, o->text_lo, o->text_hi, until);
 	jp->live_bytes -= o->e.size;
 	o->live = false;
+	jp->modules_pending = true;
 	jp->jit->st.gdb_removed++;
 }
 
-/* Regions and names of a parsed object; it becomes a live object. */
+int sp__jit_gdb_apply(struct sp_recorder *rec, struct sp__process *p,
+		      struct sp__jit_proc *jp)
+{
+	struct sp__jit_object *o = jp->objects.data;
+	size_t i, k = 0;
+	int err = 0;
+
+	if (!jp->modules_pending)
+		return 0;
+	for (i = 0; i < jp->objects.len; i++) {
+		if (!err && o[i].live && o[i].map_pending) {
+			err = map_object(rec, p, jp, &o[i]);
+			o[i].map_pending = false;
+		}
+		if (!err && !o[i].live && o[i].module != SP_NO_MODULE)
+			err = unmap_object(rec, p, &o[i]);
+		if (o[i].live || o[i].module != SP_NO_MODULE)
+			o[k++] = o[i];
+		else
+			object_free(jp, &o[i]);
+	}
+	jp->objects.len = k;
+	jp->modules_pending = err != 0;
+	return err;
+}
+
+/* Regions, module and names of a parsed object; it becomes live. */
 static int object_add(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		      const struct sp__gdbjit_entry *e, uint64_t hash,
 		      const struct sp__jit_elf *elf, uint64_t stamp)
@@ -114,19 +249,26 @@ static int object_add(struct sp_recorder *rec, struct sp__jit_proc *jp,
 	sp__jit_table_put(&jp->jit->mem, tab);
 	if (err == -E2BIG)
 		err = 0;
+	/* Names first: the module's path is the sidecar's. */
+	if (!err)
+		err = sp__jit_sidecar_object(rec, jp, elf, stamp);
+	o.module = SP_NO_MODULE;
+	o.map_pending = true; /* at the next point where modules may change */
 	if (!err)
 		err = sp__vec_push(&jp->objects, &jp->jit->mem, &o);
 	if (err)
 		return err;
+	jp->modules_pending = true;
 	jp->live_bytes += e->size;
 	jp->jit->st.gdb_objects++;
-	return sp__jit_sidecar_object(rec, jp, elf, stamp);
+	return 0;
 }
 
-/* Reads entry @e's object; 0 with *@changed when it must be (re)added. */
+/* Reads entry @e's object and adds it when it is new or changed. */
 static int read_entry(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		      const struct sp__gdbjit_entry *e, bool full,
-		      uint64_t stamp, struct sp__gdbjit_stats *g)
+		      uint64_t from, uint64_t until,
+		      struct sp__gdbjit_stats *g)
 {
 	struct sp__gdbjit_ops ops = { sp__jit_vm_read, &jp->pid };
 	struct sp__jit_object *known = find_object(jp, e);
@@ -152,35 +294,31 @@ static int read_entry(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		return 0;
 	}
 	if (known)
-		object_end(jp, known, stamp);
+		object_end(jp, known, until);
 	err = sp__jit_elf_parse(&jp->jit->mem, buf, (size_t)e->size, &elf);
 	sp__mem_free(&jp->jit->mem, buf, (size_t)e->size);
 	if (err) {
 		g->bad_objects++;
 		return err == -ENOMEM ? err : 0;
 	}
-	err = object_add(rec, jp, e, hash, &elf, stamp);
+	err = object_add(rec, jp, e, hash, &elf, from);
 	sp__jit_elf_fini(&elf);
 	return err;
 }
 
-/* Objects not in a complete walk are gone; dead ones are forgotten. */
-static void sweep(struct sp__jit_proc *jp, bool complete, uint64_t stamp)
+/* Objects not in a complete walk are gone (modules: sp__jit_gdb_apply). */
+static void sweep(struct sp__jit_proc *jp, bool complete, uint64_t until)
 {
 	struct sp__jit_object *o = jp->objects.data;
-	size_t i, k = 0;
+	size_t i;
 
-	for (i = 0; i < jp->objects.len; i++) {
+	for (i = 0; i < jp->objects.len; i++)
 		if (o[i].live && !o[i].seen && complete)
-			object_end(jp, &o[i], stamp);
-		if (o[i].live)
-			o[k++] = o[i];
-	}
-	jp->objects.len = k;
+			object_end(jp, &o[i], until);
 }
 
 static int apply_walk(struct sp_recorder *rec, struct sp__jit_proc *jp,
-		      bool full, uint64_t stamp, int n)
+		      bool full, uint64_t from, uint64_t until, int n)
 {
 	struct sp__gdbjit_stats g = { 0 };
 	size_t i;
@@ -191,15 +329,16 @@ static int apply_walk(struct sp_recorder *rec, struct sp__jit_proc *jp,
 			false;
 	for (i = 0; i < jp->entries.len && !err; i++)
 		err = read_entry(rec, jp, sp__vec_at(&jp->entries, i), full,
-				 stamp, &g);
+				 from, until, &g);
 	jp->jit->st.gdb_bad_objects +=
 		g.over_total + g.raced + g.bad_objects;
-	sweep(jp, n >= 0 && !err, stamp);
+	if (!err)
+		sweep(jp, n >= 0, until);
 	return err;
 }
 
 int sp__jit_gdb_check(struct sp_recorder *rec, struct sp__jit_proc *jp,
-		      uint64_t now, uint64_t stamp, bool force)
+		      uint64_t now, bool force)
 {
 	struct sp__gdbjit_ops ops = { sp__jit_vm_read, &jp->pid };
 	struct sp__gdbjit_stats g = { 0 };
@@ -210,10 +349,20 @@ int sp__jit_gdb_check(struct sp_recorder *rec, struct sp__jit_proc *jp,
 
 	jit->st.gdb_checks++;
 	err = sp__gdbjit_read_desc(&ops, jp->desc_addr, &d);
-	if (err)
-		return 0; /* not set up yet (version 0), or the process went */
-	if (jp->desc_read && same_desc(&d, &jp->desc) && !full)
+	/* Version 0: not set up yet; -ESRCH: gone. Else counted. */
+	jit->st.gdb_list_errors += err && err != SP_ECORRUPT && err != -ESRCH;
+	if (err) {
+		if (err != SP_ECORRUPT)
+			sp__log(jit->logger, SP_LOG_DEBUG,
+				"GDB JIT descriptor of pid %d at %#llx: %s",
+				jp->pid, (unsigned long long)jp->desc_addr,
+				sp_strerror(err));
 		return 0;
+	}
+	if (jp->desc_read && same_desc(&d, &jp->desc) && !full) {
+		jp->gdb_seen_ns = now; /* nothing came or went up to now */
+		return 0;
+	}
 	jp->desc = d;
 	jp->desc_read = true;
 	if (full)
@@ -226,7 +375,10 @@ int sp__jit_gdb_check(struct sp_recorder *rec, struct sp__jit_proc *jp,
 			sp_strerror(n), jp->entries.len);
 	if (n == -ENOMEM)
 		return n;
-	return apply_walk(rec, jp, full, stamp, n);
+	err = apply_walk(rec, jp, full, jp->gdb_seen_ns, now, n);
+	if (!err)
+		jp->gdb_seen_ns = now;
+	return err;
 }
 
 void sp__jit_gdb_end(struct sp__jit_proc *jp, uint64_t until)
@@ -234,9 +386,13 @@ void sp__jit_gdb_end(struct sp__jit_proc *jp, uint64_t until)
 	struct sp__jit_object *o = jp->objects.data;
 	size_t i;
 
-	for (i = 0; i < jp->objects.len; i++)
+	/* The process's modules are retired as a whole (tag 7). */
+	for (i = 0; i < jp->objects.len; i++) {
 		if (o[i].live)
 			object_end(jp, &o[i], until);
+		object_free(jp, &o[i]);
+	}
 	jp->objects.len = 0;
 	jp->live_bytes = 0;
+	jp->modules_pending = false;
 }

@@ -30,13 +30,14 @@
  *                                      target), CODE_CLOSE at the end
  *
  * The directory (default: the spool path + ".jit") is created on first
- * use. The first write also puts a module record of size 0 into the
- * spool for the process, whose path is the file's absolute path: that is
- * how a symbolizer finds it, under the same generation rules as the
- * jitdump files JITs write themselves, and a reader of SPULSE3 that does
- * not know it ignores it (no frame can lie in an empty module). Sidecar
- * I/O failures are counted (names_lost) and end that process's sidecar;
- * they never fail the recording.
+ * use. The file's absolute path is the path of the modules jit_gdb.c
+ * maps over the objects' code, and of a module record of size 0 written
+ * for the process when the file is opened: that is how a symbolizer
+ * finds it, under the same generation rules as the jitdump files JITs
+ * write themselves, also for frames sampled before an object's module
+ * was mapped. An empty module is inert for any SPULSE3 reader: no frame
+ * can lie in it. Sidecar I/O failures are counted (names_lost) and end
+ * that process's sidecar; they never fail the recording.
  */
 
 #define CODE_MAX (1u << 20) /* code bytes copied per function */
@@ -99,13 +100,30 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Opens the sidecar of @jp and names it in the spool. */
+/*
+ * The module of size 0 naming the sidecar for the process. No frame
+ * refers to it, so it may be written at any point of the stream (also
+ * while jobs are being written). A path the writer refuses (not UTF-8)
+ * only costs the names of frames outside the objects' own modules.
+ */
+static int name_in_spool(struct sp_recorder *rec, struct sp__jit_proc *jp)
+{
+	struct sp_module m = { 0 };
+	int err;
+
+	m.pid = jp->pid;
+	m.path = jp->side_path;
+	m.path_len = strlen(jp->side_path);
+	err = sp_writer_module(rec->writer, &m, NULL);
+	return err == -EINVAL ? 0 : err;
+}
+
+/* Opens the sidecar of @jp, writes its header and names it in the spool. */
 static int side_open(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		     uint64_t stamp)
 {
 	struct sp__jit *jit = rec->jit;
 	char dir[PATH_MAX], path[PATH_MAX + 64];
-	struct sp_module m = { 0 };
 	struct sp__vec hdr;
 	int err, n;
 
@@ -126,13 +144,26 @@ static int side_open(struct sp_recorder *rec, struct sp__jit_proc *jp,
 	if (!err)
 		err = write_all(jp->side_fd, hdr.data, hdr.len);
 	sp__vec_fini(&hdr, &jit->mem);
-	m.pid = jp->pid;
-	m.path = path;
-	m.path_len = (size_t)n;
-	/* A writer error here is the recording's own: it is returned. */
-	if (!err)
-		err = sp_writer_module(rec->writer, &m, NULL);
+	if (!err && !(jp->side_path = sp__mem_alloc(&jit->mem, (size_t)n + 1)))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(jp->side_path, path, (size_t)n + 1);
+		err = name_in_spool(rec, jp);
+	}
 	return err;
+}
+
+const char *sp__jit_sidecar_path(const struct sp__jit_proc *jp)
+{
+	return jp->side_fd >= 0 ? jp->side_path : NULL;
+}
+
+static void side_path_free(struct sp__jit_proc *jp)
+{
+	if (jp->side_path)
+		sp__mem_free(&jp->jit->mem, jp->side_path,
+			     strlen(jp->side_path) + 1);
+	jp->side_path = NULL;
 }
 
 static void side_fail(struct sp__jit_proc *jp, int err)
@@ -143,6 +174,7 @@ static void side_fail(struct sp__jit_proc *jp, int err)
 		close(jp->side_fd);
 	jp->side_fd = -1;
 	jp->side_failed = true;
+	side_path_free(jp);
 }
 
 /* Appends a CODE_LOAD for @s with its code read from the target. */
@@ -175,22 +207,21 @@ int sp__jit_sidecar_object(struct sp_recorder *rec, struct sp__jit_proc *jp,
 	size_t i, kept = 0;
 	int err = 0;
 
-	if (!e->syms.len)
-		return 0;
 	if (jp->side_failed) {
 		jit->st.names_lost += e->syms.len;
 		return 0;
 	}
 	if (jp->side_fd < 0) {
 		err = side_open(rec, jp, stamp);
-		if (err && jp->side_fd < 0) {
+		if (err) {
 			jit->st.names_lost += e->syms.len;
 			side_fail(jp, err);
-			return 0;
+			/* -ENOMEM, or the spool writer's own failure. */
+			return err == -ENOMEM || err < -4000 ? err : 0;
 		}
-		if (err)
-			return err; /* the spool writer's */
 	}
+	if (!e->syms.len)
+		return 0;
 	sp__vec_init(&out, 1);
 	for (i = 0; i < e->syms.len && err != -ENOMEM; i++) {
 		err = put_function(jp, &out, &s[i], stamp);
@@ -217,4 +248,5 @@ void sp__jit_sidecar_close(struct sp__jit_proc *jp, uint64_t time)
 	sp__vec_fini(&out, &jp->jit->mem);
 	close(jp->side_fd);
 	jp->side_fd = -1;
+	side_path_free(jp);
 }

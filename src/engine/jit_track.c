@@ -224,12 +224,13 @@ static size_t live_first(const struct sp__vec *live, uint64_t addr)
 static int live_replace(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 			uint64_t from, uint64_t code_index)
 {
+	struct sp__vec *live = &jp->live;
 	struct sp__jit_area *a = jp->areas.data;
-	size_t i = live_first(&jp->live, start), k;
-	struct live_piece *p = jp->live.data;
+	size_t i = live_first(live, start), k;
+	struct live_piece *p = live->data;
 	int err = 0;
 
-	for (k = i; k < jp->live.len && p[k].start < end && !err; k++) {
+	for (k = i; k < live->len && p[k].start < end && !err; k++) {
 		struct sp__jit_region *r = &a[p[k].area].r;
 
 		if (r->until > from)
@@ -243,20 +244,20 @@ static int live_replace(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 	return err;
 }
 
-/* Puts [start, end) -> @area into the live map, trimming what it covers. */
-static int live_insert(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
-		       uint32_t area)
+/* Puts [start, end) -> @area into @live, trimming what it covers. */
+static int live_insert(struct sp__jit_proc *jp, struct sp__vec *live,
+		       uint64_t start, uint64_t end, uint32_t area)
 {
 	const struct sp__mem *mem = &jp->jit->mem;
 	struct live_piece piece = { start, end, area, 0 }, head, tail;
-	size_t i = live_first(&jp->live, start), k;
+	size_t i = live_first(live, start), k;
 	struct live_piece *p;
 	bool has_head = false, has_tail = false;
 
-	if (sp__vec_reserve(&jp->live, mem, 3))
+	if (sp__vec_reserve(live, mem, 3))
 		return -ENOMEM;
-	p = jp->live.data;
-	for (k = i; k < jp->live.len && p[k].start < end; k++)
+	p = live->data;
+	for (k = i; k < live->len && p[k].start < end; k++)
 		;
 	if (k > i && p[i].start < start) {
 		head = p[i];
@@ -270,8 +271,8 @@ static int live_insert(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 	}
 	/* Replace p[i, k) by head?, piece, tail?. */
 	memmove(&p[i + has_head + 1 + has_tail], &p[k],
-		(jp->live.len - k) * sizeof(*p));
-	jp->live.len = jp->live.len - (k - i) + has_head + 1 + has_tail;
+		(live->len - k) * sizeof(*p));
+	live->len = live->len - (k - i) + has_head + 1 + has_tail;
 	if (has_head)
 		p[i++] = head;
 	p[i++] = piece;
@@ -285,11 +286,13 @@ int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 		       uint64_t code_index)
 {
 	struct sp__jit_area a = { 0 };
+	bool gdb = code_index >> 63;
 	int err;
 
 	if (end <= start)
 		return 0;
-	err = live_replace(jp, start, end, from, code_index);
+	/* GDB JIT objects (bit 63) have modules of their own: no reuse. */
+	err = gdb ? 0 : live_replace(jp, start, end, from, code_index);
 	if (err)
 		return err;
 	if (jp->areas.len >= SP__JIT_REGIONS_MAX)
@@ -305,7 +308,9 @@ int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 	err = sp__vec_push(&jp->areas, &jp->jit->mem, &a);
 	if (err)
 		return err;
-	err = live_insert(jp, start, end, (uint32_t)(jp->areas.len - 1));
+	err = gdb ? 0 :
+		    live_insert(jp, &jp->live, start, end,
+				(uint32_t)(jp->areas.len - 1));
 	if (err) {
 		jp->areas.len--; /* its table reference was not taken yet */
 		return err;
@@ -511,6 +516,47 @@ static size_t due_modules(const struct sp__process *p,
 	return n;
 }
 
+/*
+ * Reads what is new for @jp now: jitdump records, the GDB JIT list; and
+ * unless @writing (module records wait then), maps the new objects'
+ * modules.
+ */
+static int refresh(struct sp_recorder *rec, struct sp__process *p,
+		   struct sp__jit_proc *jp, uint64_t now, bool writing)
+{
+	int err = 0;
+
+	jp->last_refresh_ns = now;
+	if (jp->dump)
+		err = sp__jit_dump_refresh(jp);
+	if (!err && jp->desc_addr)
+		err = sp__jit_gdb_check(rec, jp, now, false);
+	if (!err && !writing)
+		err = sp__jit_gdb_apply(rec, p, jp);
+	return err;
+}
+
+/*
+ * A long run of samples (a backlog after a stall) is applied in one poll:
+ * the routine check of a process with a JIT source also happens between
+ * its samples, so the JIT state it unwinds with lags the wall clock by no
+ * more than SP__JIT_CHECK_NS.
+ */
+static int check_due(struct sp_recorder *rec, struct sp__process *p,
+		     struct sp__jit_proc *jp)
+{
+	uint64_t now;
+
+	if ((!jp->dump && !jp->desc_addr) || p->state != SP__PROC_ALIVE ||
+	    rec->replay)
+		return 0;
+	now = sp__now_ns();
+	if (now < jp->next_check_ns)
+		return 0;
+	jp->next_check_ns = now + SP__JIT_CHECK_NS;
+	return refresh(rec, p, jp, now, false);
+}
+
 int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
 			  uint64_t time)
 {
@@ -520,8 +566,13 @@ int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
 	size_t i, k, n;
 	int err = 0;
 
-	if (!jp || !jp->regens.len || p->state == SP__PROC_EXITED)
+	if (!jp || p->state == SP__PROC_EXITED)
 		return 0;
+	err = check_due(rec, p, jp);
+	if (!err)
+		err = sp__jit_gdb_apply(rec, p, jp);
+	if (err || !jp->regens.len)
+		return err;
 	n = due_modules(p, jp, time, ids, 64);
 	for (i = 0; i < n && !err; i++)
 		err = regen_module(&rec->procs, p, ids[i]);
@@ -572,17 +623,6 @@ static bool jit_suspect(const struct sp__process *p,
 	return true; /* in no module at all */
 }
 
-/* Reads what is new for @jp now (jitdump records, GDB JIT objects). */
-static void refresh(struct sp_recorder *rec, struct sp__jit_proc *jp,
-		    uint64_t now, uint64_t stamp)
-{
-	jp->last_refresh_ns = now;
-	if (jp->dump)
-		sp__jit_dump_refresh(jp);
-	if (jp->desc_addr)
-		sp__jit_gdb_check(rec, jp, now, stamp, false);
-}
-
 static size_t user_depth(const struct sp__job *job)
 {
 	return job->n - job->nk;
@@ -603,6 +643,12 @@ static bool stopped_in_jit(const struct sp__process *p,
 static void unwind_again(struct sp_recorder *rec, struct sp__process *p,
 			 struct sp__job *job)
 {
+	/* Inline mode: modules may have changed (objects mapped). */
+	if (!rec->pipe &&
+	    sp__process_mappings(&rec->procs, p, &job->maps, &job->nmaps)) {
+		job->maps = NULL;
+		job->nmaps = 0;
+	}
 	sp__jit_snap_put(&rec->mem, job->jit);
 	job->jit = sp__jit_snap_get(rec, p);
 	memset(job->stats, 0, sizeof(*job->stats));
@@ -618,12 +664,12 @@ static void unwind_again(struct sp_recorder *rec, struct sp__process *p,
  */
 #define INFER_ROUNDS 8
 
-int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job)
+int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
 {
 	struct sp__process *p;
 	struct sp__jit_proc *jp;
 	size_t before = user_depth(job);
-	uint64_t now, stamp, pc;
+	uint64_t now, pc;
 	bool again = false;
 	unsigned round;
 	int err;
@@ -640,16 +686,16 @@ int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job)
 		return 0;
 	now = sp__now_ns();
 	if (now - jp->last_refresh_ns >= SP__JIT_RETRY_NS) {
-		stamp = rec->procs.time_ns < job->time ? rec->procs.time_ns :
-							  job->time;
 		/* A JIT source mapped since the last routine check, first. */
 		err = sp__jit_scan_modules(rec, p, jp);
+		if (!err)
+			err = refresh(rec, p, jp, now, writing);
 		if (err)
 			return err;
-		refresh(rec, jp, now, stamp);
-		/* Something learned since the job's snapshot was taken? */
-		again = jp->dirty || jp->snap != job->jit;
 	}
+	/* Learned since the job's snapshot was taken (here or before)? */
+	again = jp->dirty ||
+		(jp->snap && jp->snap->ix.n && jp->snap != job->jit);
 	for (round = 0; round < INFER_ROUNDS; round++) {
 		if (!again && !sp__jit_dump_infer(jp, pc, job->time))
 			break;
@@ -695,7 +741,7 @@ int sp__jit_poll(struct sp_recorder *rec)
 		jp->next_check_ns = now + SP__JIT_CHECK_NS;
 		err = sp__jit_scan_modules(rec, p, jp);
 		if (!err)
-			refresh(rec, jp, now, rec->procs.time_ns);
+			err = refresh(rec, p, jp, now, false);
 	}
 	return err;
 }

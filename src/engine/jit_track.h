@@ -29,22 +29,24 @@
  *              the CFI of its .eh_frame (jit_gdb.c). The objects vanish
  *              with the code, so their function names are copied at once
  *              into a jitdump file of the recorder's, the sidecar
- *              (jit_sidecar.c), which the spool names in a module record
- *              of size 0 for the process (inert for SPULSE3 readers: no
- *              frame can lie in it).
+ *              (jit_sidecar.c), and while an object is registered its
+ *              code span is a module of the process whose path is the
+ *              sidecar (as perf inject maps a file over JIT code): its
+ *              frames are its own, named from that file.
  *
  * Regions of one process form its index (unwind_jit.h). Unwinds read an
  * immutable snapshot of it, referenced by the job like a module-map
  * version; snapshots and tables are counted and freed on the
  * sequencer's thread only, like struct sp__mver.
  *
- * Code that replaces other code at the same addresses (freed and reused,
- * or moved over) would let a spool frame, interned per module and
- * address for the whole recording, keep the old code's name. So before
- * the first sample at or after such a replacement, the anonymous modules
- * around it are written again as a new generation (tag 8 + tag 1): the
- * frames after it are new frames, named by the symbolizer at their own
- * time (struct sp__jit_regen).
+ * jitdump code that replaces other code at the same addresses (freed and
+ * reused, or moved over) would let a spool frame, interned per module
+ * and address for the whole recording, keep the old code's name. So
+ * before the first sample at or after such a replacement, the anonymous
+ * modules around it are written again as a new generation (tag 8 +
+ * tag 1): the frames after it are new frames, named by the symbolizer at
+ * their own time (struct sp__jit_regen). GDB JIT objects need none: each
+ * has its own module.
  *
  * When an unwind stops inside memory that may hold JIT code of a process
  * with a JIT source, the process is checked at once (at most every
@@ -95,7 +97,12 @@ struct sp__jit_regen {
 	uint64_t hi;
 };
 
-/* An object of the GDB JIT list, as last read. */
+/*
+ * An object of the GDB JIT list, as last read. Its code span is a module
+ * of the process while it is registered (jit_gdb.c): @module, or
+ * SP_NO_MODULE; @under/@under_path describe the mapping it covered, to
+ * put back when the object goes.
+ */
 struct sp__jit_object {
 	struct sp__gdbjit_entry e;
 	uint64_t hash;
@@ -103,8 +110,14 @@ struct sp__jit_object {
 	uint64_t text_lo; /* span of its code sections */
 	uint64_t text_hi;
 	uint64_t seq;
+	uint32_t module;
+	bool map_pending;
+	bool has_under;
 	bool live;
 	bool seen; /* in the walk being applied */
+	uint64_t under_offset;
+	char *under_path; /* NUL-terminated copy, or NULL */
+	size_t under_len;
 };
 
 struct sp__jit_snap;
@@ -133,13 +146,15 @@ struct sp__jit_proc {
 	uint64_t next_check_ns;
 	uint64_t next_full_ns;
 	uint64_t last_refresh_ns; /* any check, for the retry limit */
+	uint64_t gdb_seen_ns;	  /* the list was as known at this time */
 	struct sp__vec objects;	  /* struct sp__jit_object */
 	struct sp__vec entries;	  /* struct sp__gdbjit_entry, scratch */
 	uint64_t live_bytes;
 	uint64_t object_seq;
+	bool modules_pending; /* objects' modules to map or retire */
 	/* regions, snapshots, regenerations (jit_track.c) */
 	struct sp__vec areas; /* struct sp__jit_area */
-	struct sp__vec live;  /* what each address holds now (jit_track.c) */
+	struct sp__vec live;  /* jitdump code each address holds (jit_track.c) */
 	bool dirty;
 	struct sp__jit_snap *snap;
 	struct sp__vec regens; /* struct sp__jit_regen, by time */
@@ -147,6 +162,7 @@ struct sp__jit_proc {
 	int side_fd;
 	bool side_failed;
 	uint64_t side_index;
+	char *side_path; /* absolute, while open */
 };
 
 /* Recorder-wide JIT state (struct sp_recorder.jit). */
@@ -226,8 +242,10 @@ int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
  * After @job was unwound: if it stopped inside possible JIT code of a
  * process with a JIT source, refresh that process (rate-limited) and
  * unwind once more. Only where the job's stack bytes are still valid.
+ * @writing: called while jobs are being written (threaded mode), where
+ * no module may change: new GDB JIT objects get their modules later.
  */
-int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job);
+int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing);
 
 /* Each poll: the routine checks of every tracked process (paced). */
 int sp__jit_poll(struct sp_recorder *rec);
@@ -258,25 +276,35 @@ void sp__jit_templates_clear(struct sp__jit_proc *jp);
 bool sp__jit_dump_name(const char *path, int32_t pid);
 
 /*
- * Checks the GDB JIT list of @jp: the descriptor, then (changed, or a
- * full check due, or @force) the entries and new objects, stamped @stamp.
+ * Checks the GDB JIT list of @jp at @now: the descriptor, then (changed,
+ * or a full check due, or @force) the entries and new objects. Regions
+ * and names at once; the objects' modules wait for sp__jit_gdb_apply().
  */
 int sp__jit_gdb_check(struct sp_recorder *rec, struct sp__jit_proc *jp,
-		      uint64_t now, uint64_t stamp, bool force);
-/* Every object of @jp is gone at @until. */
+		      uint64_t now, bool force);
+/*
+ * Maps the modules of new objects of @jp and retires those of removed
+ * ones, in process @p. Writes module records: only where modules may
+ * change (not while jobs are being written).
+ */
+int sp__jit_gdb_apply(struct sp_recorder *rec, struct sp__process *p,
+		      struct sp__jit_proc *jp);
+/* Every object of @jp is gone at @until (the process ended: no modules). */
 void sp__jit_gdb_end(struct sp__jit_proc *jp, uint64_t until);
 
 /* Reads @len bytes of process @pid at @addr: 0, -EFAULT, -ESRCH, -errno. */
 int sp__jit_vm_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /*
- * Writes the functions of a new GDB JIT object to @jp's sidecar (opened,
- * and named in the spool, on first use). 0 or a writer error; sidecar
- * I/O errors are counted and stop the sidecar, never the recording.
+ * Writes the functions of a new GDB JIT object to @jp's sidecar (opened
+ * on first use). Sidecar I/O errors are counted and stop the sidecar,
+ * never the recording: 0 or -ENOMEM.
  */
 struct sp__jit_elf;
 int sp__jit_sidecar_object(struct sp_recorder *rec, struct sp__jit_proc *jp,
 			   const struct sp__jit_elf *e, uint64_t stamp);
+/* The sidecar's absolute path, or NULL (none: names are not kept). */
+const char *sp__jit_sidecar_path(const struct sp__jit_proc *jp);
 /* Closes @jp's sidecar with a CODE_CLOSE record at @time. */
 void sp__jit_sidecar_close(struct sp__jit_proc *jp, uint64_t time);
 

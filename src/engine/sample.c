@@ -191,7 +191,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 					  SP__FRAMES_MAX / 2);
 	if (!rec->pipe) {
 		sp__job_unwind(rec->unwinder, job);
-		err = sp__jit_retry(rec, job);
+		err = sp__jit_retry(rec, job, false);
 		if (!err)
 			err = sp__recorder_sample_write(rec, job);
 		sp__jit_snap_put(&rec->mem, job->jit);
@@ -206,7 +206,8 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	} else { /* copied into the merge queue, which moves: unwind now */
 		sp__pool_dispatch_done(&rec->pipe->pool);
 		rec->pipe->jobs_inline++;
-		return sp__jit_retry(rec, job); /* its stack is valid now only */
+		/* Its stack is valid now only; its job is in the window. */
+		return sp__jit_retry(rec, job, true);
 	}
 	return 0;
 }
@@ -219,7 +220,7 @@ int sp__recorder_sample_write(struct sp_recorder *rec, struct sp__job *job)
 
 	/* A worker's job: its stack stays in the reader block until now. */
 	if (rec->pipe && job->block) {
-		err = sp__jit_retry(rec, job);
+		err = sp__jit_retry(rec, job, true);
 		if (err)
 			return err;
 	}

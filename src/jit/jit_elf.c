@@ -87,8 +87,8 @@ static int collect_text(struct reader *rd)
 	for (i = 1; i < rd->nsects; i++) {
 		struct sp__jit_elf_text t;
 
-		if (rd->sects[i].type == SHT_NOBITS || !is_code(&rd->sects[i]))
-			continue;
+		if (!is_code(&rd->sects[i])) /* PROGBITS, or NOBITS: bytes */
+			continue;	       /* only in the target */
 		if (e->text.len >= SP__JIT_ELF_MAX_TEXT)
 			break;
 		t.start = rd->sects[i].addr;

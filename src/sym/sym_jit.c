@@ -21,10 +21,11 @@
 /*
  * Where the files are: a JIT that writes jit-<pid>.dump maps it, so the
  * spool has a module of that process with the file's path; for GDB JIT
- * objects the recorder wrote gdbjit-<pid>-<n>.dump and named it in a
- * module of size 0 (src/engine/jit_sidecar.c). Either way the file
- * belongs to one process generation of the pid, like the modules around
- * it (docs/how-to/jit.md):
+ * objects the recorder wrote gdbjit-<pid>-<n>.dump and mapped the code of
+ * each object as a module with that path (src/engine/jit_gdb.c): frames
+ * pinned to such a module read its file. Otherwise the file belongs to
+ * one process generation of the pid, like the modules around it
+ * (docs/how-to/jit.md):
  *
  *   a frame pinned to module a (the anonymous mapping of the code) reads
  *   the file module f of its pid with the smallest deactivated_at that is
@@ -139,6 +140,25 @@ static int scan(struct sp_symbolizer *sym, struct sp__sym_jit *j)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+bool sp__sym_jit_module(const struct sp_module *m)
+{
+	return m->path_len && jit_file_name(m->path, m->path_len, m->pid);
+}
+
+/* The file of module @id, when it is one (a GDB JIT object's module). */
+static struct jit_file *file_of(struct sp__sym_jit *j, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < j->files.len; i++) {
+		struct jit_file *f = sp__vec_at(&j->files, i);
+
+		if (f->module_id == id)
+			return f;
+	}
+	return NULL;
 }
 
 /* The file for a frame of @pid with retirement key @key (see above). */
@@ -308,7 +328,11 @@ int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
 	err = scan(sym, j);
 	if (err)
 		return err;
-	f = pick(sym, j, pid, mod ? mod->deactivated_at : frame_id);
+	/* A frame in a GDB JIT object's module: that module's file. */
+	f = mod && sp__sym_jit_module(mod) ? file_of(j, mod->id) :
+					     pick(sym, j, pid,
+						  mod ? mod->deactivated_at :
+							frame_id);
 	if (!f)
 		return 0;
 	if (!f->tried && (err = load(sym, j, f)) < 0)

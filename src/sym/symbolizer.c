@@ -377,7 +377,8 @@ static int perf_map_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
 static int jit_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
 		     uint32_t frame_id, int32_t pid)
 {
-	if (u->has_mod && !sp__perf_map_eligible(u->mod.path))
+	if (u->has_mod && !sp__perf_map_eligible(u->mod.path) &&
+	    !sp__sym_jit_module(&u->mod))
 		return 0;
 	return sp__sym_jit_chain(sym, pid, frame_id, u->frame.abs_ip,
 				 u->has_mod ? &u->mod : NULL);

@@ -339,6 +339,8 @@ void sp__sym_jit_free(struct sp_symbolizer *sym);
  */
 int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
 		      uint64_t pc, const struct sp_module *mod);
+/* Whether module @m is itself a jitdump file (a GDB JIT object's code). */
+bool sp__sym_jit_module(const struct sp_module *m);
 
 /* ---- sym_modules.c: module-table symbolizers ---- */
 
