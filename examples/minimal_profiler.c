@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <stackpulse.h>
 
@@ -57,21 +56,16 @@ static int buffer_write(void *ctx, const void *bytes, size_t len)
 
 static const struct sp_sink_ops buffer_ops = { .write = buffer_write };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Records @pid into @buf for @seconds or until it exits. */
 static int record(int32_t pid, double seconds, struct buffer *buf)
 {
 	struct sp_recorder_opts opts = { .size = sizeof(opts) };
+	struct sp_record_run_opts run = {
+		.size = sizeof(run),
+		.duration_ms = (uint64_t)(seconds * 1000),
+	};
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
-	double end = now_s() + seconds;
 	int err, finish_err;
 
 	err = sp_sink_new_callback(&buffer_ops, buf, NULL, &sink);
@@ -80,15 +74,8 @@ static int record(int32_t pid, double seconds, struct buffer *buf)
 	err = sp_recorder_open_sink(sink, &opts, &rec); /* takes the sink */
 	if (err < 0)
 		return err;
-	err = sp_recorder_attach(rec, pid, SP_ATTACH_STOP_WHILE_ATTACHING);
-	if (err == SP_EXITED)
-		err = SP_ETARGETGONE;
-	while (err >= 0 && now_s() < end &&
-	       sp_recorder_active_process_count(rec) > 0) {
-		err = sp_recorder_poll(rec, 100, NULL);
-		if (err == -EINTR)
-			err = 0;
-	}
+	/* Attach (stopped only while its maps are read), poll, stop. */
+	err = sp_recorder_run_pid(rec, pid, &run, NULL);
 	finish_err = sp_recorder_finish(rec);
 	sp_recorder_close(rec);
 	return err < 0 ? err : finish_err;

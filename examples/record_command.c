@@ -10,10 +10,14 @@
  * command let go. The loop polls the recorder, which drains the kernel's
  * rings, unwinds each sample and appends it to the spool, until the
  * command exits; sp_recorder_finish() then drains what is left.
- * docs/tutorial.md walks through this file.
+ * docs/tutorial.md walks through this file. The same loop, with a time
+ * limit and the end of a command that outlives it, is one call:
+ * sp_recorder_run_command() (stackpulse/record_run.h; record_firefox.c
+ * uses it).
  *
  * Exit status: 0 recorded, 1 failed, 2 usage error.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -38,7 +42,7 @@ static int open_recorder(const char *path, struct sp_recorder **rec)
 		.size = sizeof(opts),
 		.sample_hz = SAMPLE_HZ,
 		.start_timestamp_us = wall_clock_us(),
-		.sample_interval_us = 1000000 / SAMPLE_HZ,
+		/* .sample_interval_us 0: derived from the rate (1001 us) */
 	};
 
 	return sp_recorder_open(path, &opts, rec);

@@ -17,6 +17,7 @@
  *
  * Exit status: 0 written, 1 failed, 2 usage error.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,31 +53,20 @@ static int record_command(const char *spool, char **argv, int *status)
 		.size = sizeof(opts),
 		.sample_hz = SAMPLE_HZ,
 		.start_timestamp_us = wall_clock_us(),
-		.sample_interval_us = 1000000 / SAMPLE_HZ,
+		/* .sample_interval_us 0: derived from the rate */
 	};
+	struct sp_record_run_result res = { .size = sizeof(res) };
 	struct sp_recorder *rec;
-	struct sp_launch *launch = NULL;
-	int err, finish_err, reaped = 0;
+	int err, finish_err;
 
 	err = sp_recorder_open(spool, &opts, &rec);
 	if (err < 0)
 		return err;
-	err = sp_launch_suspended(argv[0], argv, NULL, &launch);
-	if (err >= 0)
-		err = sp_recorder_attach(rec, sp_launch_pid(launch),
-					 SP_ATTACH_ON_EXEC);
-	if (err >= 0)
-		err = sp_launch_resume(launch);
-	while (err >= 0 && reaped == 0) {
-		err = sp_recorder_poll(rec, 100, NULL);
-		if (err == -EINTR)
-			err = 0;
-		if (err >= 0)
-			err = reaped = sp_launch_wait(launch, true, status);
-	}
+	/* Launch, attach on exec, poll until it exits, reap it. */
+	err = sp_recorder_run_command(rec, argv, NULL, NULL, &res);
+	*status = res.wait_status;
 	finish_err = sp_recorder_finish(rec); /* drains and flushes: always */
 	sp_recorder_close(rec);
-	sp_launch_free(launch);
 	return err < 0 ? err : finish_err;
 }
 

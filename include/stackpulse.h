@@ -8,6 +8,7 @@
 #include <stackpulse/error.h>
 #include <stackpulse/export.h>
 #include <stackpulse/log.h>
+#include <stackpulse/record_run.h>
 #include <stackpulse/recorder.h>
 #include <stackpulse/replay.h>
 #include <stackpulse/sink.h>

@@ -58,12 +58,19 @@ struct sp_recorder;
  *   100 ms of samples at the rate, at least 256; a sample record takes
  *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
  *   budget; halved on EPERM/ENOMEM.
- * @start_timestamp_us / @sample_interval_us: spool header metadata.
- * @jit_dir: where the names of GDB JIT objects are kept (one jitdump file
- *   per process, named in the spool; docs/how-to/jit.md). Default: the
- *   spool path followed by ".jit" (created when first needed); with a
- *   caller's sink and no @jit_dir, those names are not kept (JIT code is
- *   still unwound through).
+ * @start_timestamp_us: spool header metadata, the wall-clock time
+ *   (microseconds since the Unix epoch) of the first sample; 0 = none
+ *   (readers then show no absolute time).
+ * @sample_interval_us: spool header metadata; 0 = derived from the
+ *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
+ * @jit_dir: the spool's JIT side directory (NULL: none; spulse record
+ *   uses FILE.jit): the recorder keeps there, per process, a jitdump file
+ *   with the function names of its GDB JIT objects (gdbjit-PID-N.dump),
+ *   written as the objects are read from the target, so the names
+ *   survive code removal and the process (docs/how-to/jit.md). Created
+ *   (0755) when first needed. Give the same directory to
+ *   sp_symbolizer_opts.jit_dir. Without it, GDB JIT code is still
+ *   unwound through, but its names are not kept.
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -394,7 +401,14 @@ SP_API int sp_launch_resume(struct sp_launch *launch);
  * @param status the raw wait status. @return 1 reaped, 0 running, -errno.
  */
 SP_API int sp_launch_wait(struct sp_launch *launch, bool nohang, int *status);
-/** sp_launch_free kills a child that was never resumed, then frees. */
+/**
+ * sp_launch_free releases @launch. A child that was never resumed is
+ * killed (SIGKILL) and reaped. A resumed child is neither signalled nor
+ * waited for: it keeps running, and once it exits stays a zombie until
+ * the process reaps it (waitpid on sp_launch_pid()). To end it, signal
+ * it and reap it with sp_launch_wait() before this call, or let
+ * sp_recorder_run_command() (record_run.h) do all of it. NULL is a no-op.
+ */
 SP_API void sp_launch_free(struct sp_launch *launch);
 
 #ifdef __cplusplus

@@ -132,6 +132,10 @@ static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
 	wo.allocator = o->allocator;
 	wo.start_timestamp_us = o->start_timestamp_us;
 	wo.sample_interval_us = o->sample_interval_us;
+	/* The nominal interval of the rate, rounded to the nearest us. */
+	if (!wo.sample_interval_us && rec->cfg.hz)
+		wo.sample_interval_us =
+			(1000000u + rec->cfg.hz / 2) / rec->cfg.hz;
 	return sp_writer_new(sink, &wo, &rec->writer);
 }
 

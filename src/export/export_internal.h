@@ -112,6 +112,22 @@ struct sp__xframe {
 	uint32_t module_id;    /* spool module id or SP_NO_MODULE */
 };
 
+/*
+ * A function as viewers group frames: one per (name, module, kind), and
+ * for Python also per file (two scripts may both define "run"). Native
+ * frames of one function may carry different files (code #included into
+ * its body, e.g. CPython's generated_cases.c.h in the eval loop), so
+ * @file is the one file all its frames agree on, or NULL.
+ */
+struct sp__xfunc {
+	const char *name;
+	const char *file; /* NULL when unknown or not the same in every frame */
+	const char *module;
+	uint32_t kind;
+	uint32_t frame; /* first frames[] index of the function */
+	bool mixed;	/* frames disagree on the file */
+};
+
 struct sp__xstack {
 	int32_t pid;
 	uint32_t spool_stack; /* leaf stack node id in the spool */
@@ -169,6 +185,12 @@ struct sp__profile {
 	struct sp__xmap frame_ptr_map; /* resolved frame address -> frames[] */
 	struct sp__xmap frame_map;     /* content hash -> frames[] */
 	struct sp__xmap count_map;     /* (thread, stack) -> counts[] */
+	struct sp__xmap main_map;      /* pid -> main module (xprocess.c) */
+	/* Functions (sp__profile_functions), built on first use. */
+	struct sp__xfunc *funcs;
+	size_t nfuncs, funcs_cap;
+	uint32_t *func_of_frame; /* frames[] -> funcs[] */
+	struct sp__xmap func_map;
 	const struct sp_resolved_frame **scratch; /* resolve_stack output */
 	size_t scratch_cap;
 };
@@ -191,6 +213,12 @@ int sp__profile_add_stack(struct sp__profile *prof, int32_t pid,
 			  uint32_t spool_stack, uint32_t *idx);
 
 /*
+ * sp__profile_functions fills funcs[] and func_of_frame[] (once; later
+ * calls return 0 at once). @return 0 or -ENOMEM.
+ */
+int sp__profile_functions(struct sp__profile *prof);
+
+/*
  * sp__profile_each_sample replays the file and calls @fn for every sample
  * that passes the pid filter and belongs to threads[@first, @end), in
  * file order. Samples of other threads are skipped before their stack is
@@ -209,6 +237,24 @@ sp__profile_stack_frames(const struct sp__profile *prof, uint32_t s)
 {
 	return prof->pool + prof->stacks[s].pos;
 }
+
+/*
+ * sp__profile_main_module returns the spool module id of @pid's main
+ * executable (see xprocess.c), or SP_NO_MODULE; sp__profile_process_name
+ * its file name (borrowed from the spool), or NULL when there is none.
+ */
+uint32_t sp__profile_main_module(struct sp__profile *prof, int32_t pid);
+const char *sp__profile_process_name(struct sp__profile *prof, int32_t pid);
+
+/*
+ * sp__xbuildid reads the GNU build-id note of the ELF file @path into
+ * @out (at most @cap bytes) when the file still is the module that was
+ * recorded (same device and inode when the record has them). Opens
+ * without blocking and reads only regular files, with bounded reads.
+ * @return the build-id length, or 0 when there is none to trust.
+ */
+size_t sp__xbuildid(const struct sp_module *mod, unsigned char *out,
+		    size_t cap);
 
 /* sp__xkind_name: "native", "kernel", "python", "jit", "truncated", "unknown". */
 const char *sp__xkind_name(uint32_t kind);

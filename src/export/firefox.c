@@ -20,6 +20,16 @@
  *     known, else -1;
  *   - sample times are ms after the first exported sample, and
  *     meta.startTime is that sample's wall-clock time (header timeline);
+ *     profilingEndTime is one interval after the last sample, which the
+ *     profiler would otherwise leave out of the range it shows;
+ *   - each sample stands for one sampling interval of CPU time, written
+ *     as its threadCPUDelta (ns) so the CPU graph has heights; without
+ *     an interval in the spool the column and its unit are left out;
+ *   - a func is a function (sp__profile_functions()): a function whose
+ *     frames carry several source files (code #included into its body)
+ *     is one func with no source, not one per file;
+ *   - processName is the executable's name (xprocess.c), a thread is
+ *     "thread TID" (SPULSE3 records no thread names);
  *   - JSON streams through zlib into the sink. Per-thread tables are built
  *     from the model's (thread, stack) counts. Samples are gathered by
  *     replaying the spool for groups of threads whose sample counts fit a
@@ -227,18 +237,23 @@ static void ff_category(uint32_t kind, struct ff_finfo *fi)
 /* Fills finfo[] for every model frame (interns all shared strings). */
 static int ff_frame_infos(struct firefox *ff)
 {
-	const struct sp__profile *prof = ff->prof;
+	struct sp__profile *prof = ff->prof;
 	size_t i;
+	int err = sp__profile_functions(prof);
 
+	if (err)
+		return err;
 	ff->finfo =
 		sp__xmem_calloc(ff->mem, prof->nframes + 1, sizeof(*ff->finfo));
 	if (!ff->finfo)
 		return -ENOMEM;
 	for (i = 0; i < prof->nframes; i++) {
 		const struct sp__xframe *f = &prof->frames[i];
+		const struct sp__xfunc *fn =
+			&prof->funcs[prof->func_of_frame[i]];
 		struct ff_finfo *fi = &ff->finfo[i];
-		int64_t name = ff_str(ff, f->name);
-		int64_t src = f->file ? ff_source(ff, f->file) : FF_NONE;
+		int64_t name = ff_str(ff, fn->name);
+		int64_t src = fn->file ? ff_source(ff, fn->file) : FF_NONE;
 		int64_t lib = f->module ? ff_lib(ff, f->module) : FF_NONE;
 
 		if (name < 0 || src < 0 || lib < 0)
@@ -454,7 +469,10 @@ static void ff_meta(struct firefox *ff)
 	sp__xout_str(out, ",\"startTime\":");
 	ff_ms(out, start_us * 1000);
 	sp__xout_str(out, ",\"profilingStartTime\":0,\"profilingEndTime\":");
-	ff_ms(out, prof->last_ns - prof->first_ns);
+	ff_ms(out, prof->total_samples ?
+			   prof->last_ns - prof->first_ns +
+				   (interval_us ? interval_us : 1000) * 1000 :
+			   0);
 	sp__xout_str(out, ",\"processType\":0,\"product\":");
 	sp__xout_json_str(out, prof->title ? prof->title : "stackpulse");
 	sp__xout_str(out, ",\"stackwalk\":1,\"debug\":false,\"version\":");
@@ -463,7 +481,10 @@ static void ff_meta(struct firefox *ff)
 	sp__xout_u64(out, FF_PROCESSED_VERSION);
 	sp__xout_str(out, ",\"symbolicated\":true,\"markerSchema\":[],"
 			  "\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":"
-			  "\"ms\",\"threadCPUDelta\":\"ns\"},\"categories\":");
+			  "\"ms\"");
+	if (interval_us)
+		sp__xout_str(out, ",\"threadCPUDelta\":\"ns\"");
+	sp__xout_str(out, "},\"categories\":");
 	sp__xout_str(out, ff_categories);
 	sp__xout_char(out, '}');
 }
@@ -673,23 +694,10 @@ static void ff_resource_table(struct firefox *ff)
 	sp__xout_char(out, '}');
 }
 
-/* "name" / "processName" of a thread: the pid's first user module. */
-static const char *ff_process_name(const struct sp__profile *prof, int32_t pid)
-{
-	uint32_t i, n = sp_spool_module_count(prof->spool);
-	struct sp_module m;
-
-	for (i = 0; i < n; i++)
-		if (sp_spool_module(prof->spool, i, &m) == 0 && m.pid == pid &&
-		    !m.is_kernel && m.path_len && m.path[0] == '/')
-			return ff_basename(m.path);
-	return NULL;
-}
-
 static void ff_thread_head(struct firefox *ff, const struct sp__xthread *th)
 {
 	struct sp__xout *out = &ff->out;
-	const char *pname = ff_process_name(ff->prof, th->pid);
+	const char *pname = sp__profile_process_name(ff->prof, th->pid);
 	uint64_t start = th->samples ? th->first_ns - ff->prof->first_ns : 0;
 
 	sp__xout_str(out,
@@ -698,13 +706,18 @@ static void ff_thread_head(struct firefox *ff, const struct sp__xthread *th)
 	sp__xout_str(out, ",\"processShutdownTime\":null,\"registerTime\":");
 	ff_ms(out, start);
 	sp__xout_str(out, ",\"unregisterTime\":null,\"pausedRanges\":[],"
-			  "\"name\":\"");
-	sp__xout_str(out, th->tid == th->pid ? "main " : "thread ");
+			  "\"name\":\"thread ");
 	sp__xout_i64(out, th->tid);
 	sp__xout_str(out, "\",\"isMainThread\":");
 	sp__xout_str(out, th->tid == th->pid ? "true" : "false");
 	sp__xout_str(out, ",\"processName\":");
-	sp__xout_json_str(out, pname ? pname : "process");
+	if (pname) {
+		sp__xout_json_str(out, pname);
+	} else {
+		sp__xout_str(out, "\"pid ");
+		sp__xout_i64(out, th->pid);
+		sp__xout_char(out, '"');
+	}
 	sp__xout_str(out, ",\"pid\":\"");
 	sp__xout_i64(out, th->pid);
 	sp__xout_str(out, "\",\"tid\":");
@@ -719,6 +732,8 @@ static void ff_thread_head(struct firefox *ff, const struct sp__xthread *th)
 static void ff_samples(struct firefox *ff, const struct ff_sample *s, size_t n)
 {
 	struct sp__xout *out = &ff->out;
+	uint64_t interval_ns =
+		sp_spool_sample_interval_us(ff->prof->spool) * 1000;
 	size_t i;
 
 	sp__xout_str(out, ",\"samples\":{\"stack\":[");
@@ -732,6 +747,14 @@ static void ff_samples(struct firefox *ff, const struct ff_sample *s, size_t n)
 		if (i)
 			sp__xout_char(out, ',');
 		ff_ms(out, s[i].ts - ff->prof->first_ns);
+	}
+	if (interval_ns) {
+		sp__xout_str(out, "],\"threadCPUDelta\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				sp__xout_char(out, ',');
+			sp__xout_u64(out, interval_ns);
+		}
 	}
 	sp__xout_str(out, "],\"weight\":null,\"weightType\":\"samples\","
 			  "\"length\":");

@@ -8,14 +8,24 @@
  *     chain, innermost first (pprof's convention). Two stacks that share a
  *     raw frame and resolve it identically share the Location;
  *   - a Function is a distinct (name, file); system_name repeats the name
- *     (the symbolizer hands out one spelling);
- *   - a Mapping is a spool module generation. SPULSE3 module records
- *     carry no build-id (spec §5.1: device, inode, generation, path), so
- *     build_id stays "" (pprof then matches binaries by file name);
+ *     (the symbolizer hands out one spelling). The truncation marker is
+ *     the function "[stack truncated]": pprof's name simplification
+ *     strips "<...>" as C++ template arguments, so "<stack truncated>"
+ *     would show as an empty name;
+ *   - a Mapping is a spool module generation. Mapping 1 is the main
+ *     executable of the process with the most samples (pprof and the
+ *     continuous profilers take mapping 1 as "the binary"), the others
+ *     follow in order of first use. SPULSE3 module records carry no
+ *     build-id (spec §5.1), so it is read from the file at export time
+ *     when the file is still the recorded one (xbuildid.c), else "";
  *   - a Sample is one (thread, stack) count of the model, locations leaf
- *     first, with numeric "pid" and "tid" labels; values are {samples,
- *     count} and, when the spool header gives the interval, {cpu,
- *     nanoseconds} = count x interval.
+ *     first, with numeric "pid" and "tid" labels and a "process" label
+ *     (the executable's name) when the modules name one; values are
+ *     {samples, count} and, when the spool header gives the interval,
+ *     {cpu, nanoseconds} = count x interval, which is then also the
+ *     period (period_type cpu/nanoseconds) and the default type;
+ *   - time_nanos is the first sample's wall-clock time, duration_nanos
+ *     the span from the first to the last sample plus one period.
  *
  * Streaming: protobuf concatenation merges messages (repeated fields
  * append, set scalars override), so the file is a sequence of Profile
@@ -73,7 +83,9 @@ struct pprof {
 	uint32_t nmodules;
 	uint32_t *mappings; /* module id per mapping */
 	size_t nmappings, mappings_cap;
-	uint8_t *mapping_bits; /* has_functions/filenames/lines/inline */
+	uint8_t *mapping_bits;	    /* has_functions/filenames/lines/inline */
+	int64_t *mapping_build_ids; /* string index per mapping */
+	int64_t *thread_names;	    /* "process" label per thread, or -1 */
 
 	struct pp_loc *locs;
 	size_t nlocs, locs_cap;
@@ -84,6 +96,7 @@ struct pprof {
 	size_t *stack_loc_pos; /* nstacks + 1 offsets into loc_ids */
 
 	int64_t s_samples, s_count, s_cpu, s_ns, s_pid, s_tid, s_title;
+	int64_t s_process;
 	int64_t period_ns;
 };
 
@@ -157,6 +170,23 @@ static int64_t pp_str(struct pprof *pp, const char *s)
 	return (int64_t)pp->nstrs++;
 }
 
+/* pp_str() of a copy of @s, for strings that do not outlive the call. */
+static int64_t pp_str_copy(struct pprof *pp, const char *s)
+{
+	size_t size = strlen(s) + 1;
+	char *copy;
+
+	if (sp__xmem_reserve(pp->mem, (void **)&pp->owned, &pp->owned_cap,
+			     pp->nowned + 1, sizeof(*pp->owned)) < 0)
+		return -ENOMEM;
+	copy = sp__xmem_alloc(pp->mem, size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, size);
+	pp->owned[pp->nowned++] = (struct pp_owned){ copy, size };
+	return pp_str(pp, copy);
+}
+
 /* Interns the fixed strings; "" must be index 0. */
 static int pp_fixed_strings(struct pprof *pp)
 {
@@ -171,8 +201,10 @@ static int pp_fixed_strings(struct pprof *pp)
 	pp->s_pid = pp_str(pp, "pid");
 	pp->s_tid = pp_str(pp, "tid");
 	pp->s_title = pp_str(pp, prof->title ? prof->title : "stackpulse");
+	pp->s_process = pp_str(pp, "process");
 	if (pp->s_samples < 0 || pp->s_count < 0 || pp->s_cpu < 0 ||
-	    pp->s_ns < 0 || pp->s_pid < 0 || pp->s_tid < 0 || pp->s_title < 0)
+	    pp->s_ns < 0 || pp->s_pid < 0 || pp->s_tid < 0 || pp->s_title < 0 ||
+	    pp->s_process < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -206,7 +238,9 @@ static int pp_functions(struct pprof *pp)
 	if (!pp->func_of_frame)
 		return -ENOMEM;
 	for (i = 0; i < prof->nframes; i++) {
-		int64_t name = pp_str(pp, prof->frames[i].name);
+		bool cut = prof->frames[i].kind == SP__XKIND_TRUNCATED;
+		int64_t name = pp_str(pp, cut ? "[stack truncated]" :
+						prof->frames[i].name);
 		int64_t file = pp_str(pp, prof->frames[i].file);
 		int64_t fn;
 
@@ -333,9 +367,47 @@ static int pp_stack_locations(struct pprof *pp, uint32_t s)
 	return 0;
 }
 
+/*
+ * The main executable of the process with the most samples (its threads
+ * added up; the first such process on a tie), or SP_NO_MODULE.
+ */
+static int pp_main_module(struct pprof *pp, uint32_t *module)
+{
+	struct sp__profile *prof = pp->prof;
+	uint64_t *sum = pp_calloc(pp->mem, prof->nthreads, sizeof(*sum));
+	struct sp__xmap slots = { 0 };
+	size_t i, best = SIZE_MAX;
+	uint32_t k;
+	int err = sum ? 0 : -ENOMEM;
+
+	for (i = 0; !err && i < prof->nthreads; i++) {
+		uint64_t key = (uint32_t)prof->threads[i].pid;
+
+		k = sp__xmap_get(&slots, key);
+		if (k == UINT32_MAX) {
+			k = (uint32_t)i;
+			err = sp__xmap_put(&slots, pp->mem, key, k);
+		}
+		if (err)
+			break;
+		sum[k] += prof->threads[i].samples;
+		if (best == SIZE_MAX || sum[k] > sum[best] ||
+		    (sum[k] == sum[best] && k < best))
+			best = k;
+	}
+	sp__xmap_fini(&slots, pp->mem);
+	pp_free(pp->mem, sum, prof->nthreads, sizeof(*sum));
+	*module =
+		err || best == SIZE_MAX ?
+			SP_NO_MODULE :
+			sp__profile_main_module(prof, prof->threads[best].pid);
+	return err;
+}
+
 static int pp_locations(struct pprof *pp)
 {
 	const struct sp__profile *prof = pp->prof;
+	uint32_t main;
 	size_t s;
 	int err;
 
@@ -346,6 +418,11 @@ static int pp_locations(struct pprof *pp)
 		pp_calloc(pp->mem, prof->nstacks + 1, sizeof(size_t));
 	if (!pp->mapping_of_module || !pp->stack_loc_pos)
 		return -ENOMEM;
+	err = pp_main_module(pp, &main);
+	if (!err && pp_mapping(pp, main) < 0)
+		err = -ENOMEM;
+	if (err)
+		return err;
 	for (s = 0; s < prof->nstacks; s++) {
 		pp->stack_loc_pos[s] = pp->nloc_ids;
 		err = pp_stack_locations(pp, (uint32_t)s);
@@ -412,7 +489,9 @@ static int pp_emit_header(struct pprof *pp)
 			   sp_spool_timestamp_us(prof->spool, prof->first_ns) :
 			   sp_spool_start_timestamp_us(prof->spool);
 	msg.time_nanos = (int64_t)(start_us * 1000);
-	msg.duration_nanos = (int64_t)(prof->last_ns - prof->first_ns);
+	if (prof->total_samples)
+		msg.duration_nanos = (int64_t)(prof->last_ns - prof->first_ns) +
+				     pp->period_ns;
 	msg.n_comment = 1;
 	msg.comment = &pp->s_title;
 	return pp_emit(pp, &msg);
@@ -422,8 +501,8 @@ static int pp_emit_header(struct pprof *pp)
 struct pp_sample_slice {
 	Perftools__Profiles__Sample samples[PP_SLICE];
 	Perftools__Profiles__Sample *sample_ptrs[PP_SLICE];
-	Perftools__Profiles__Label labels[2 * PP_SLICE];
-	Perftools__Profiles__Label *label_ptrs[2 * PP_SLICE];
+	Perftools__Profiles__Label labels[3 * PP_SLICE];
+	Perftools__Profiles__Label *label_ptrs[3 * PP_SLICE];
 	int64_t values[2 * PP_SLICE];
 };
 
@@ -432,19 +511,24 @@ static void pp_fill_sample(struct pprof *pp, struct pp_sample_slice *sl,
 {
 	const struct sp__xthread *t = &pp->prof->threads[c->thread];
 	Perftools__Profiles__Sample *s = &sl->samples[k];
-	Perftools__Profiles__Label *lab = &sl->labels[2 * k];
+	Perftools__Profiles__Label *lab = &sl->labels[3 * k];
+	int64_t name = pp->thread_names[c->thread];
 
 	perftools__profiles__sample__init(s);
 	perftools__profiles__label__init(&lab[0]);
 	perftools__profiles__label__init(&lab[1]);
+	perftools__profiles__label__init(&lab[2]);
 	lab[0].key = pp->s_pid;
 	lab[0].num = t->pid;
 	lab[1].key = pp->s_tid;
 	lab[1].num = t->tid;
-	sl->label_ptrs[2 * k] = &lab[0];
-	sl->label_ptrs[2 * k + 1] = &lab[1];
-	s->n_label = 2;
-	s->label = &sl->label_ptrs[2 * k];
+	lab[2].key = pp->s_process;
+	lab[2].str = name;
+	sl->label_ptrs[3 * k] = &lab[0];
+	sl->label_ptrs[3 * k + 1] = &lab[1];
+	sl->label_ptrs[3 * k + 2] = &lab[2];
+	s->n_label = name >= 0 ? 3 : 2;
+	s->label = &sl->label_ptrs[3 * k];
 	s->location_id = pp->loc_ids + pp->stack_loc_pos[c->stack];
 	s->n_location_id =
 		pp->stack_loc_pos[c->stack + 1] - pp->stack_loc_pos[c->stack];
@@ -490,23 +574,70 @@ static void pp_fill_mapping(struct pprof *pp, size_t i,
 	m->file_offset = mod.file_offset;
 	/* Interned before the table is written: see pp_mapping_names(). */
 	m->filename = pp_str(pp, mod.path);
-	m->build_id = 0; /* SPULSE3 modules carry no build-id */
+	m->build_id = pp->mapping_build_ids[i];
 	m->has_functions = !!(bits & PP_HAS_FUNCTIONS);
 	m->has_filenames = !!(bits & PP_HAS_FILENAMES);
 	m->has_line_numbers = !!(bits & PP_HAS_LINES);
 	m->has_inline_frames = !!(bits & PP_HAS_INLINE);
 }
 
-/* Interns every mapping's file name (the paths are borrowed from the spool). */
-static int pp_mapping_names(struct pprof *pp)
+/* @len bytes as lowercase hex into @out (2 * len + 1 bytes). */
+static void pp_hex(const unsigned char *b, size_t len, char *out)
 {
-	struct sp_module mod;
+	static const char digits[] = "0123456789abcdef";
 	size_t i;
 
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * len] = 0;
+}
+
+/*
+ * Interns every mapping's file name (the paths are borrowed from the
+ * spool) and build-id (an owned copy: pp_str keeps pointers).
+ */
+static int pp_mapping_names(struct pprof *pp)
+{
+	unsigned char id[64];
+	char hex[2 * sizeof(id) + 1];
+	struct sp_module mod;
+	size_t i, n;
+
+	pp->mapping_build_ids =
+		pp_calloc(pp->mem, pp->nmappings, sizeof(int64_t));
+	if (!pp->mapping_build_ids)
+		return -ENOMEM;
 	for (i = 0; i < pp->nmappings; i++) {
 		if (sp_spool_module(pp->prof->spool, pp->mappings[i], &mod) < 0)
 			return -EINVAL;
 		if (pp_str(pp, mod.path) < 0)
+			return -ENOMEM;
+		n = sp__xbuildid(&mod, id, sizeof(id));
+		pp_hex(id, n, hex);
+		pp->mapping_build_ids[i] = n ? pp_str_copy(pp, hex) : 0;
+		if (pp->mapping_build_ids[i] < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The "process" label of each thread: its executable's name, or -1. */
+static int pp_thread_names(struct pprof *pp)
+{
+	struct sp__profile *prof = pp->prof;
+	size_t i;
+
+	pp->thread_names = pp_calloc(pp->mem, prof->nthreads, sizeof(int64_t));
+	if (!pp->thread_names)
+		return -ENOMEM;
+	for (i = 0; i < prof->nthreads; i++) {
+		const char *name =
+			sp__profile_process_name(prof, prof->threads[i].pid);
+
+		pp->thread_names[i] = name ? pp_str(pp, name) : -1;
+		if (name && pp->thread_names[i] < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -715,6 +846,12 @@ static void pp_fini(struct pprof *pp)
 		pp_free(mem, pp->stack_loc_pos, nstacks + 1, sizeof(size_t));
 	if (pp->mapping_bits)
 		pp_free(mem, pp->mapping_bits, pp->nmappings, 1);
+	if (pp->mapping_build_ids)
+		pp_free(mem, pp->mapping_build_ids, pp->nmappings,
+			sizeof(int64_t));
+	if (pp->thread_names)
+		pp_free(mem, pp->thread_names, pp->prof->nthreads,
+			sizeof(int64_t));
 }
 
 static int pp_build(struct pprof *pp)
@@ -727,6 +864,8 @@ static int pp_build(struct pprof *pp)
 		err = pp_locations(pp);
 	if (!err)
 		err = pp_mapping_names(pp);
+	if (!err)
+		err = pp_thread_names(pp);
 	return err;
 }
 

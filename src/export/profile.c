@@ -298,6 +298,13 @@ void sp__profile_fini(struct sp__profile *prof)
 	sp__xmap_fini(&prof->frame_ptr_map, mem);
 	sp__xmap_fini(&prof->frame_map, mem);
 	sp__xmap_fini(&prof->count_map, mem);
+	sp__xmap_fini(&prof->main_map, mem);
+	sp__xmap_fini(&prof->func_map, mem);
+	sp__xmem_free(mem, prof->funcs, prof->funcs_cap * sizeof(*prof->funcs));
+	if (prof->func_of_frame)
+		sp__xmem_free(mem, prof->func_of_frame,
+			      (prof->nframes + 1) *
+				      sizeof(*prof->func_of_frame));
 	sp__xmem_free(mem, prof->scratch,
 		      prof->scratch_cap * sizeof(*prof->scratch));
 	sp__xmem_free(mem, prof->frames,

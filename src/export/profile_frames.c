@@ -13,7 +13,10 @@
  * content (name, file, module, line, kind, inline depth), so the same
  * function reached from two processes or two raw addresses is one frame.
  * The address differs per call site, the content does not: a flame graph
- * merges by name anyway, and speedscope gets one entry per function.
+ * merges by name anyway. Viewers that list functions (speedscope's
+ * frames, Firefox's funcTable) group these frames once more by function
+ * (sp__profile_functions(), below), so a function is one row whatever
+ * line or included file its samples hit.
  */
 #include <errno.h>
 #include <string.h>
@@ -204,4 +207,79 @@ int sp__profile_add_stack(struct sp__profile *prof, int32_t pid,
 		prof->max_depth = (uint32_t)n;
 	*idx = (uint32_t)prof->nstacks++;
 	return 0;
+}
+
+/* ---- functions ---- */
+
+static bool func_eq(const struct sp__xfunc *fn, const struct sp__xframe *f)
+{
+	return fn->kind == f->kind && str_eq(fn->name, f->name) &&
+	       str_eq(fn->module, f->module) &&
+	       (f->kind != SP__XKIND_PYTHON || str_eq(fn->file, f->file));
+}
+
+static uint64_t func_hash(const struct sp__xframe *f)
+{
+	uint64_t h = str_hash(f->name, 2);
+
+	h = str_hash(f->module, h);
+	if (f->kind == SP__XKIND_PYTHON)
+		h = str_hash(f->file, h);
+	return sp__xhash_u64(h ^ f->kind);
+}
+
+/* The function of frame @i: found, or appended. */
+static int func_of(struct sp__profile *prof, uint32_t i, uint32_t *out)
+{
+	const struct sp__xframe *f = &prof->frames[i];
+	uint64_t key = func_hash(f);
+	struct sp__xfunc *fn;
+	size_t pos = 0;
+	uint32_t cand;
+	int err;
+
+	while (sp__xmap_next(&prof->func_map, key, &pos, &cand)) {
+		fn = &prof->funcs[cand];
+		if (!func_eq(fn, f))
+			continue;
+		if (!fn->mixed && !str_eq(fn->file, f->file)) {
+			fn->mixed = true;
+			fn->file = NULL;
+		}
+		*out = cand;
+		return 0;
+	}
+	err = sp__xmem_reserve(&prof->mem, (void **)&prof->funcs,
+			       &prof->funcs_cap, prof->nfuncs + 1,
+			       sizeof(*prof->funcs));
+	if (!err)
+		err = sp__xmap_put(&prof->func_map, &prof->mem, key,
+				   (uint32_t)prof->nfuncs);
+	if (err)
+		return err;
+	prof->funcs[prof->nfuncs] = (struct sp__xfunc){
+		.name = f->name,
+		.file = f->file,
+		.module = f->module,
+		.kind = f->kind,
+		.frame = i,
+	};
+	*out = (uint32_t)prof->nfuncs++;
+	return 0;
+}
+
+int sp__profile_functions(struct sp__profile *prof)
+{
+	size_t i;
+	int err = 0;
+
+	if (prof->func_of_frame)
+		return 0;
+	prof->func_of_frame = sp__xmem_calloc(&prof->mem, prof->nframes + 1,
+					      sizeof(*prof->func_of_frame));
+	if (!prof->func_of_frame)
+		return -ENOMEM;
+	for (i = 0; !err && i < prof->nframes; i++)
+		err = func_of(prof, (uint32_t)i, &prof->func_of_frame[i]);
+	return err;
 }

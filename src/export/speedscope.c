@@ -6,17 +6,25 @@
  *
  *   {"$schema": "...", "name": TITLE, "exporter": "stackpulse X.Y.Z",
  *    "activeProfileIndex": 0,
- *    "shared": {"frames": [{"name", "file"?, "line"?}, ...]},
- *    "profiles": [{"type": "sampled", "name": "pid P tid T",
- *                  "unit": "none", "startValue": 0, "endValue": N,
+ *    "shared": {"frames": [{"name", "file"?}, ...]},
+ *    "profiles": [{"type": "sampled",
+ *                  "name": "EXE (pid P) thread T" or "pid P thread T",
+ *                  "unit": "microseconds", "startValue": 0,
+ *                  "endValue": N x interval,
  *                  "samples": [[root .. leaf frame indices], ...],
- *                  "weights": [count, ...]}, ...]}
+ *                  "weights": [count x interval, ...]}, ...]}
  *
- * shared.frames is the profile's frame table as is. Each thread's samples
- * keep file (time) order, so speedscope's "Time Order" view is real;
- * consecutive identical stacks of a thread are merged into one entry whose
- * weight is their count, and the weights of a profile sum to the thread's
- * sample count (unit "none": weights are sample counts).
+ * shared.frames holds one frame per function (sp__profile_functions():
+ * name, module and kind, plus the file for Python), so the sandwich view
+ * lists a function once, not once per line it was sampled at; "file" is
+ * written when all its frames agree on it. speedscope's frame has one
+ * line, the function's start, which the symbolizer does not know, so no
+ * "line" is written (the call-site lines are in the other formats). Each
+ * thread's samples keep file (time) order, so the "Time Order" view is
+ * real; consecutive identical stacks of a thread are merged into one
+ * entry whose weight is their count times the spool's sample interval
+ * (unit "microseconds"), or their count (unit "none") when the spool has
+ * no interval. EXE is the process's executable (omitted when unknown).
  *
  * Bounded memory: samples of different threads interleave in the file, so
  * a profile needs its thread's samples gathered. Threads are processed in
@@ -26,6 +34,7 @@
  * its "weights", with no buffer at all.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <stackpulse/version.h>
@@ -51,6 +60,8 @@ struct ss_state {
 	/* Streaming one thread: the pending run and what to write. */
 	uint32_t cur_stack, cur_weight;
 	bool weights, need_comma;
+	uint64_t unit; /* weight of a sample: interval in us, or 1 */
+	bool timed;    /* unit "microseconds", else "none" */
 };
 
 static int collect_fn(void *ctx, uint64_t ts, uint32_t thread, uint32_t stack)
@@ -88,7 +99,7 @@ static void write_stack(struct ss_state *st, uint32_t stack)
 	for (i = 0; i < n; i++) {
 		if (i)
 			sp__xout_char(st->out, ',');
-		sp__xout_u64(st->out, f[i]);
+		sp__xout_u64(st->out, st->prof->func_of_frame[f[i]]);
 	}
 	sp__xout_char(st->out, ']');
 }
@@ -100,7 +111,7 @@ static void write_run(struct ss_state *st, uint32_t stack, uint32_t weight)
 		sp__xout_char(st->out, ',');
 	st->need_comma = true;
 	if (st->weights)
-		sp__xout_u64(st->out, weight);
+		sp__xout_u64(st->out, weight * st->unit);
 	else
 		write_stack(st, stack);
 }
@@ -108,16 +119,23 @@ static void write_run(struct ss_state *st, uint32_t stack, uint32_t weight)
 static void profile_open(struct ss_state *st, uint32_t thread)
 {
 	const struct sp__xthread *t = &st->prof->threads[thread];
+	const char *exe = sp__profile_process_name(st->prof, t->pid);
+	char name[512]; /* a longer executable name is cut */
 
 	if (thread)
 		sp__xout_char(st->out, ',');
-	sp__xout_str(st->out, "\n{\"type\":\"sampled\",\"name\":\"pid ");
-	sp__xout_i64(st->out, t->pid);
-	sp__xout_str(st->out, " tid ");
-	sp__xout_i64(st->out, t->tid);
-	sp__xout_str(st->out, "\",\"unit\":\"none\",\"startValue\":0,"
-			      "\"endValue\":");
-	sp__xout_u64(st->out, t->samples);
+	sp__xout_str(st->out, "\n{\"type\":\"sampled\",\"name\":");
+	if (exe)
+		snprintf(name, sizeof(name), "%s (pid %d) thread %d", exe,
+			 (int)t->pid, (int)t->tid);
+	else
+		snprintf(name, sizeof(name), "pid %d thread %d", (int)t->pid,
+			 (int)t->tid);
+	sp__xout_json_str(st->out, name);
+	sp__xout_str(st->out, st->timed ? ",\"unit\":\"microseconds\"" :
+					  ",\"unit\":\"none\"");
+	sp__xout_str(st->out, ",\"startValue\":0,\"endValue\":");
+	sp__xout_u64(st->out, t->samples * st->unit);
 	sp__xout_str(st->out, ",\"samples\":[");
 }
 
@@ -230,18 +248,14 @@ static void write_frames(struct sp__profile *prof, struct sp__xout *out)
 {
 	size_t i;
 
-	for (i = 0; i < prof->nframes; i++) {
-		const struct sp__xframe *f = &prof->frames[i];
+	for (i = 0; i < prof->nfuncs; i++) {
+		const struct sp__xfunc *f = &prof->funcs[i];
 
 		sp__xout_str(out, i ? ",\n{\"name\":" : "\n{\"name\":");
 		sp__xout_json_str(out, f->name);
 		if (f->file) {
 			sp__xout_str(out, ",\"file\":");
 			sp__xout_json_str(out, f->file);
-		}
-		if (f->line) {
-			sp__xout_str(out, ",\"line\":");
-			sp__xout_u64(out, f->line);
 		}
 		sp__xout_char(out, '}');
 	}
@@ -251,10 +265,16 @@ int sp__export_speedscope(struct sp__profile *prof, struct sp_sink *sink)
 {
 	struct ss_state st = { .prof = prof };
 	struct sp__xout out;
-	int err = sp__xout_init_sink(&out, &prof->mem, sink);
+	int err = sp__profile_functions(prof);
 
+	if (!err)
+		err = sp__xout_init_sink(&out, &prof->mem, sink);
 	if (err)
 		return err;
+	st.unit = sp_spool_sample_interval_us(prof->spool);
+	st.timed = st.unit != 0;
+	if (!st.timed)
+		st.unit = 1;
 	st.out = &out;
 	sp__xout_str(&out, "{\"$schema\":\"https://www.speedscope.app/"
 			   "file-format-schema.json\",\n\"name\":");

@@ -10,6 +10,9 @@ perf_event_open, so nothing can be recorded here).
 
 import json
 import os
+import pty
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,7 +71,7 @@ def case_usage(env):
         expect(rc == 2, f"record {args}: exit {rc} != 2; stderr: {err}")
         expect("spulse record" in err, f"record {args}: stderr {err!r}")
     rc, out, _ = env.run("record", "--help")
-    expect(rc == 0 and "--children" in out, f"record --help: {rc} {out!r}")
+    expect(rc == 0 and "--no-children" in out, f"record --help: {rc} {out!r}")
     rc, out, _ = env.run("help", "record")
     expect(rc == 0 and "-p PID" in out, f"help record: {rc} {out!r}")
 
@@ -182,6 +185,150 @@ def case_system(env):
     rc, _, err = env.run("record", "--cgroup", env.path("nope"),
                          "--duration", "1", "-o", spool)
     expect(rc == 1 and "cgroup" in err, f"missing cgroup: {rc} {err!r}")
+
+
+def dump_header(env, spool):
+    rc, out, err = env.run("dump", "--json", spool)
+    expect(rc == 0, f"dump {spool}: {err}")
+    return json.loads(out.splitlines()[0])
+
+
+def case_children_default(env):
+    """Children are followed unless --no-children; the header is filled."""
+    cmd = ["sh", "-c", f"{env.workload('wl_ladder')} 1; true"]
+    spool, lone = env.path("kids.spool"), env.path("lone.spool")
+    t0 = time.time()
+    rc, _, err = env.run("record", "-o", spool, "--", *cmd)
+    expect(rc == 0, f"record sh -c: exit {rc}; {err}")
+    # The summary names duration, file size and bytes per sample.
+    m = re.search(r"duration ([\d.]+) s, file ([\d.]+) (bytes|KiB|MiB), "
+                  r"([\d.]+) bytes/sample", err)
+    expect(m and float(m.group(1)) > 0.5, f"no size summary: {err!r}")
+    rc, _, err = env.run("record", "--no-children", "-o", lone, "--", *cmd)
+    expect(rc == 0, f"record --no-children: exit {rc}; {err}")
+    kids, _ = env.samples(spool)
+    alone, _ = env.samples(lone)
+    print(f"sh -c 'wl_ladder 1; true': {kids} samples, "
+          f"--no-children {alone}")
+    expect(kids > 50 and alone * 4 < kids,
+           f"children not followed by default: {kids} vs {alone}")
+    hdr = dump_header(env, spool)
+    expect(hdr["sample_interval_us"] == 1001, f"interval: {hdr}")
+    start = hdr["start_timestamp_us"] / 1e6
+    expect(abs(start - t0) < 60, f"start {start} vs now {t0}: {hdr}")
+    rc, _, _ = env.run("record", "-F", "250", "-o", lone, "--", "true")
+    expect(dump_header(env, lone)["sample_interval_us"] == 4000,
+           "interval at 250 Hz")
+
+
+def case_errors(env):
+    """Errors name the value, the limit and the fix."""
+    spool = env.path("e.spool")
+    rc, _, err = env.run("record", "-F", "99999999", "-o", spool, "--",
+                         "true")
+    expect(rc == 2 and "rate 99999999 Hz is above the kernel's maximum" in
+           err and "kernel.perf_event_max_sample_rate" in err and
+           "-F max" in err, f"-F 99999999: {rc} {err!r}")
+    rc, _, err = env.run("record", "-s", "100000", "-o", spool, "--", "true")
+    expect(rc == 2 and "1 to 65528" in err, f"-s 100000: {rc} {err!r}")
+    pid = 4194303  # above the default pid_max of small machines
+    while os.path.exists(f"/proc/{pid}"):
+        pid -= 1
+    rc, _, err = env.run("record", "-p", str(pid), "-o", spool)
+    expect(rc == 1 and f"no process {pid}" in err, f"-p {pid}: {err!r}")
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or not setpriv:
+        print("EPERM hints not checked: needs root and setpriv")
+        return
+    os.chmod(env.tmp, 0o777)
+    nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+              env.spulse, "record", "-o", spool]
+    for args, system in ((["-p", "1"], False), (["-a", "--duration", "1"],
+                                                 True)):
+        p = subprocess.run(nobody + args, capture_output=True, timeout=60)
+        err = p.stderr.decode()
+        expect(p.returncode == 1 and "perf_event_paranoid" in err and
+               "CAP_PERFMON" in err and
+               ("-a needs" in err) == system and
+               "cannot record into" not in err,
+               f"unprivileged {args}: {p.returncode} {err!r}")
+
+
+def pty_run(argv, env_vars, timeout=60):
+    """Runs @argv with stdout and stderr on a pseudo-terminal; its bytes."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave, env=env_vars)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    p.wait(timeout=timeout)
+    return p.returncode, out
+
+
+def case_term(env):
+    """A terminal gets the progress line; TERM=dumb gets no escapes."""
+    spool = env.path("t.spool")
+    argv = [env.spulse, "record", "-o", spool, "--",
+            env.workload("wl_ladder"), "1"]
+    rc, out = pty_run(argv, dict(os.environ, TERM="xterm"))
+    expect(rc == 0 and b"\x1b[" in out, f"no progress on a tty: {out!r}")
+    rc, out = pty_run(argv, dict(os.environ, TERM="dumb"))
+    expect(rc == 0 and b"\x1b" not in out and b"samples" in out,
+           f"TERM=dumb got escape codes: {out!r}")
+    rc, out = pty_run([env.spulse, "top", "--iterations", "2", "--interval",
+                       "0.3", "--", env.workload("wl_ladder"), "1"],
+                      dict(os.environ, TERM="dumb"))
+    expect(rc == 0 and b"\x1b" not in out and out.count(b"spulse top:") == 2,
+           f"top with TERM=dumb: {out!r}")
+    rc, out = pty_run([env.spulse, "export", spool, "-f", "pprof"],
+                      dict(os.environ))
+    expect(rc == 2 and b"terminal" in out, f"pprof to a tty: {rc} {out!r}")
+
+
+def top_rows(text):
+    return [line for line in text.splitlines()
+            if re.match(r"^\s+\d+ +[\d.]+% +\d+ +[\d.]+%  ", line)]
+
+
+def case_top_live(env):
+    """top -- CMD and top -p PID record live, no FILE and nothing left."""
+    before = set(os.listdir(env.tmp))
+    tenv = dict(os.environ, TMPDIR=env.tmp)
+    p = subprocess.run([env.spulse, "top", "--once", "--top", "50", "--",
+                        env.workload("wl_ladder"), "1"],
+                       capture_output=True, timeout=60, env=tenv)
+    out = p.stdout.decode()
+    expect(p.returncode == 0, f"top -- wl_ladder: {p.returncode} {p.stderr}")
+    expect(out.count("spulse top: ") == 1 and "wl_ladder" in out and
+           re.search(r"samples: (\d{3,})", out), f"top --once: {out}")
+    expect(any("wl_" in r for r in top_rows(out)), f"no workload rows: {out}")
+    target = subprocess.Popen([env.workload("wl_ladder"), "30"])
+    try:
+        time.sleep(0.2)
+        p = subprocess.run([env.spulse, "top", "--iterations", "2",
+                            "--interval", "0.5", "-p", str(target.pid)],
+                           capture_output=True, timeout=60, env=tenv)
+        out = p.stdout.decode()
+        expect(p.returncode == 0, f"top -p: {p.returncode} {p.stderr}")
+        expect(out.count(f"spulse top: pid {target.pid}") == 2 and
+               top_rows(out), f"top -p: {out}")
+        expect(target.poll() is None, "top -p killed its target")
+    finally:
+        target.kill()
+        target.wait()
+    expect(set(os.listdir(env.tmp)) == before, "temporary spool left")
+    p = subprocess.run([env.spulse, "top", "-p", "4194303"],
+                       capture_output=True, timeout=60)
+    expect(p.returncode == 1 and b"no process" in p.stderr, p.stderr)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items()

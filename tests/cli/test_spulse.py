@@ -9,6 +9,7 @@ meson test; the exit status follows tests/check.h: 0 pass, 1 fail, 77 skip.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,6 +164,14 @@ def case_usage(env):
         out, err = env.run_ok(*args)
         expect("usage: spulse" in out, f"spulse {args}: no usage on stdout")
         expect(err == "", f"spulse {args}: stderr not empty: {err!r}")
+    # The top-level help names every command, and each has its own help.
+    out, _ = env.run_ok("--help")
+    for cmd in ("check", "dump", "export", "record", "report", "top",
+                "help"):
+        expect(re.search(rf"^  {cmd} ", out, re.M),
+               f"spulse --help does not name {cmd}: {out!r}")
+        if cmd != "help":
+            env.run_ok("help", cmd)
     out, _ = env.run_ok("--version")
     expect(out.startswith("spulse ") and out.strip().split()[-1][0].isdigit(),
            f"--version printed {out!r}")

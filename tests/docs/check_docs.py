@@ -104,7 +104,8 @@ def cli_options(spulse):
     cmds = re.findall(r"^  (\w+)\s+\S", top.stdout.split("Commands:")[1],
                       re.M)
     out = {}
-    for cmd in cmds:
+    # `help` is listed too; its page is the top-level usage.
+    for cmd in (c for c in cmds if c != "help"):
         usage = subprocess.run([spulse, "help", cmd], capture_output=True,
                                text=True).stdout
         out[cmd] = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", usage))

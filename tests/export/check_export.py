@@ -6,6 +6,8 @@
 #        check_export.py svg FILE          -> "TOTAL n", then one frame name a line
 # Exit 1 (with a message on stderr) when a structural check fails.
 import json
+import math
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -30,15 +32,31 @@ def speedscope(path):
             not isinstance(doc.get('exporter'), str):
         fail('missing activeProfileIndex or exporter')
     out = {}
+    # Weights are counts (unit "none") or counts x the sample interval
+    # (microseconds): the gcd of all weights gives the interval back (a
+    # profile always has runs of one sample).
+    step = 0
     for p in doc['profiles']:
-        if p['type'] != 'sampled' or p['unit'] != 'none':
+        for w in p['weights']:
+            step = math.gcd(step, w)
+    keys = [(fr['name'], fr.get('file')) for fr in frames]
+    if len(keys) != len(set(keys)):
+        fail('a function has several frames')
+    for p in doc['profiles']:
+        if p['type'] != 'sampled' or p['unit'] not in ('none',
+                                                       'microseconds'):
             fail('profile type/unit')
         if len(p['samples']) != len(p['weights']):
             fail('samples/weights length mismatch')
         if sum(p['weights']) != p['endValue'] - p['startValue']:
             fail('weights do not sum to endValue')
-        _, pid, _, tid = p['name'].split(' ')
+        m = re.search(r'pid (-?\d+)\)? thread (-?\d+)$', p['name'])
+        if not m:
+            fail('profile name %r' % p['name'])
+        pid, tid = m.group(1), m.group(2)
+        unit = 1 if p['unit'] == 'none' else step
         for stack, w in zip(p['samples'], p['weights']):
+            w //= unit
             names = [frames[i]['name'].replace(';', ':') for i in stack]
             key = ';'.join([pid, tid] + names)
             out[key] = out.get(key, 0) + w

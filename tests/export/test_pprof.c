@@ -51,7 +51,9 @@ static void check_location(const Profile *p,
 	CHECK_EQ(m->id, l->mapping_id);
 	CHECK(l->address >= m->memory_start && l->address < m->memory_limit);
 	CHECK(str_at(p, m->filename)[0] == '/');
-	CHECK_EQ_INT(m->build_id, 0); /* SPULSE3 modules carry no build-id */
+	/* Read from the file at export time: empty or lowercase hex. */
+	CHECK(strspn(str_at(p, m->build_id), "0123456789abcdef") ==
+	      strlen(str_at(p, m->build_id)));
 }
 
 /* Root-first names of sample @s: locations reversed, lines reversed. */
@@ -68,7 +70,11 @@ static char *sample_key(const Profile *p, const Perftools__Profiles__Sample *s,
 		check_location(p, l);
 		for (j = l->n_line; j-- > 0;) {
 			CHECK(n < 256);
-			names[n++] = function_name(p, l->line[j]->function_id);
+			names[n] = function_name(p, l->line[j]->function_id);
+			/* pprof's spelling of the marker (no '<': see pprof.c). */
+			if (strcmp(names[n], "[stack truncated]") == 0)
+				names[n] = "<stack truncated>";
+			n++;
 		}
 	}
 	return gzt_key(tid, names, n, len);

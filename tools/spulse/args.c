@@ -39,6 +39,18 @@ int spulse_parse_file_args(const char *cmd, void (*usage)(FILE *f), int argc,
 			   int (*opt)(void *ctx, int argc, char **argv, int *i),
 			   void *ctx, const char **path)
 {
+	int st = spulse_parse_args(cmd, usage, argc, argv, opt, ctx, path);
+
+	if (st < 0 && !*path)
+		return spulse_usage_error(cmd, "missing FILE", NULL);
+	return st;
+}
+
+int spulse_parse_args(const char *cmd, void (*usage)(FILE *f), int argc,
+		      char **argv,
+		      int (*opt)(void *ctx, int argc, char **argv, int *i),
+		      void *ctx, const char **path)
+{
 	bool dashdash = false;
 	int i, st;
 
@@ -57,8 +69,6 @@ int spulse_parse_file_args(const char *cmd, void (*usage)(FILE *f), int argc,
 			return st;
 		}
 	}
-	if (!*path)
-		return spulse_usage_error(cmd, "missing FILE", NULL);
 	return -1;
 }
 

@@ -34,6 +34,12 @@ int spulse_parse_file_args(const char *cmd, void (*usage)(FILE *f), int argc,
 			   int (*opt)(void *ctx, int argc, char **argv, int *i),
 			   void *ctx, const char **path);
 
+/* spulse_parse_args is spulse_parse_file_args() with FILE optional. */
+int spulse_parse_args(const char *cmd, void (*usage)(FILE *f), int argc,
+		      char **argv,
+		      int (*opt)(void *ctx, int argc, char **argv, int *i),
+		      void *ctx, const char **path);
+
 /*
  * spulse_parse_int parses @val, the value of option @opt of @cmd, as a
  * decimal integer in [@min, INT32_MAX] into *@out. A NULL @val is a

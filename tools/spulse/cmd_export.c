@@ -40,7 +40,8 @@ void spulse_export_usage(FILE *f)
 	      "  firefox     Firefox Profiler JSON, gzip-compressed\n"
 	      "  pprof       pprof profile.proto, gzip-compressed\n"
 	      "\n"
-	      "  -o OUT       write to OUT instead of standard output\n"
+	      "  -o OUT       write to OUT instead of standard output (pprof\n"
+	      "               and firefox refuse to write to a terminal)\n"
 	      "  --pid P      only samples of process P\n"
 	      "  --no-inline  raw frames only, no inline expansion\n"
 	      "  --title T    title of the graph or profile (default: FILE's\n"
@@ -140,6 +141,12 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	return -1;
 }
 
+/* pprof and Firefox profiles are gzip streams: no place for a terminal. */
+static bool is_binary(enum sp_export_format f)
+{
+	return f == SP_EXPORT_PPROF || f == SP_EXPORT_FIREFOX;
+}
+
 int spulse_cmd_export(int argc, char **argv)
 {
 	struct export_args a = { 0 };
@@ -149,6 +156,12 @@ int spulse_cmd_export(int argc, char **argv)
 
 	if (err >= 0)
 		return err;
+	if (!a.out && is_binary(a.format) && isatty(STDOUT_FILENO) == 1)
+		return spulse_usage_error(
+			"export",
+			"refusing to write gzip data to a terminal; use -o "
+			"FILE or redirect stdout",
+			NULL);
 	opts.flags = a.flags;
 	opts.pid = a.pid;
 	opts.title = a.title;

@@ -5,11 +5,15 @@
  * `spulse record -- CMD ARGS` launches CMD suspended before its execve,
  * attaches with SP_ATTACH_ON_EXEC and lets it run, so the very first
  * instruction is covered; `-p PID` attaches to running processes with
- * SP_ATTACH_STOP_WHILE_ATTACHING. The main loop is sp_recorder_poll()
- * with a short timeout, and between polls it checks the four ways a
- * recording ends: the command exits, every pid exits, a SIGINT/SIGTERM
- * (the handler only sets a flag; the signal also makes poll return
- * -EINTR), or --duration. A command still running then (signal or
+ * SP_ATTACH_STOP_WHILE_ATTACHING. Forked children are followed unless
+ * --no-children (perf record and samply do the same: `sh -c "prog"` or
+ * `make` would otherwise record the shell and nothing of the work). The
+ * spool header gets the wall-clock start and the rate's interval, so
+ * timeline viewers show real times and pprof a period. The main loop is
+ * sp_recorder_poll() with a short timeout, and between polls it checks
+ * the four ways a recording ends: the command exits, every pid exits, a
+ * SIGINT/SIGTERM (the handler only sets a flag; the signal also makes
+ * poll return -EINTR), or --duration. A command still running then (signal or
  * duration) gets SIGTERM, like perf record does, and is reaped.
  *
  * `-a` records the whole machine instead (sp_recorder_open_system): every
@@ -28,13 +32,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_errors.h"
 #include "spulse.h"
 
 #define MAX_PIDS 64
+#define STACK_MAX 65528 /* the kernel's sample_stack_user limit */
 #define MAX_COMMS 64
 #define COMM_MAX 64
 #define POLL_MS 100
@@ -59,9 +66,10 @@ struct record_state {
 	int cmd_status; /* raw wait status, valid when cmd_done */
 	bool cmd_done;
 	bool system;   /* -a: nothing to attach, no target to outlive */
-	bool progress; /* stderr is a TTY */
+	bool progress; /* stderr is a terminal that takes escape codes */
 	bool color;
 	uint64_t start_ns, last_progress_ns, last_samples;
+	uint64_t end_ns; /* when the recording stopped */
 	uint64_t samples;
 };
 
@@ -100,7 +108,8 @@ void spulse_record_usage(FILE *f)
 	      "  -s BYTES         user stack bytes copied per sample\n"
 	      "                   (default 32768, at most 65528)\n"
 	      "  -k               also record kernel callchains\n"
-	      "  --children       follow forked child processes\n"
+	      "  --no-children    do not follow forked child processes\n"
+	      "                   (they are followed by default)\n"
 	      "  --duration SECS  stop after SECS seconds\n"
 	      "  --threads N|auto unwinder threads (0 = everything on one\n"
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
@@ -116,7 +125,8 @@ void spulse_record_usage(FILE *f)
 	      "                   directory (implies -a)\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
-	      "Progress is shown on a terminal only (NO_COLOR is honoured).\n"
+	      "Progress is shown on a terminal only (not with TERM=dumb;\n"
+	      "NO_COLOR is honoured).\n"
 	      "\n"
 	      "Exit status: the command's (128+N if signal N ended it), 0 with\n"
 	      "-p; 1 recording failed, 2 usage error, 127 COMMAND not run.\n",
@@ -246,8 +256,13 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 
 static int parse_stack(const char *s, struct record_opts *o)
 {
-	if (parse_u32(s, &o->rec.stack_size) != 0)
-		return spulse_usage_error("record", "bad stack size", s);
+	if (parse_u32(s, &o->rec.stack_size) != 0 ||
+	    o->rec.stack_size > STACK_MAX)
+		return spulse_usage_error(
+			"record",
+			"bad stack size (-s takes 1 to 65528 bytes, the "
+			"kernel's limit)",
+			s);
 	return -1;
 }
 
@@ -269,8 +284,10 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		o->rec.flags |= SP_RECORDER_KERNEL;
 	else if (strcmp(a, "-a") == 0)
 		o->system = true;
-	else if (strcmp(a, "--children") == 0)
+	else if (strcmp(a, "--children") == 0) /* the default; kept */
 		o->rec.flags |= SP_RECORDER_INHERIT_CHILDREN;
+	else if (strcmp(a, "--no-children") == 0)
+		o->rec.flags &= ~SP_RECORDER_INHERIT_CHILDREN;
 	else if (strcmp(a, "--zstd") == 0)
 		o->rec.flags |= SP_RECORDER_ZSTD;
 	else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -289,6 +306,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->out = "spulse.spool";
 	o->rec.size = sizeof(o->rec);
 	o->rec.threads = SP_THREADS_AUTO;
+	o->rec.flags = SP_RECORDER_INHERIT_CHILDREN;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			o->cmd = &argv[i + 1];
@@ -307,11 +325,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->ncomms && !o->system)
 		return spulse_usage_error("record", "--comm needs -a", NULL);
 	if (o->system)
-		return -1; /* pids filter; a command is optional */
+		/* pids filter; a command is optional */
+		return spulse_check_rate("record", o->rec.sample_hz);
 	if (!o->cmd == !o->npids)
 		return spulse_usage_error(
 			"record", "give either -p PID or -- COMMAND", NULL);
-	return -1;
+	return spulse_check_rate("record", o->rec.sample_hz);
 }
 
 static void install_handlers(void)
@@ -334,6 +353,17 @@ static void record_error(const char *what, const char *arg, int err)
 		spulse_put_text(stderr, arg, strlen(arg), false);
 	}
 	fprintf(stderr, ": %s\n", sp_strerror(err));
+}
+
+/* Each -p PID must name a live process: "no process N" before we start. */
+static int check_pids(const struct record_opts *o)
+{
+	int i, st;
+
+	for (i = 0; i < o->npids; i++)
+		if ((st = spulse_check_pid("record", o->pids[i])) >= 0)
+			return st;
+	return -1;
 }
 
 /* Launch the command suspended, attach on exec, let it exec. */
@@ -372,10 +402,14 @@ static int attach_pids(struct record_state *st, const struct record_opts *o)
 		err = sp_recorder_attach(st->rec, o->pids[i],
 					 SP_ATTACH_STOP_WHILE_ATTACHING);
 		snprintf(buf, sizeof(buf), "%d", (int)o->pids[i]);
-		if (err == SP_EXITED)
-			err = SP_ETARGETGONE;
+		if (err == SP_EXITED || err == SP_ETARGETGONE) {
+			fprintf(stderr, "spulse record: no process %s\n", buf);
+			return SPULSE_EXIT_DATA;
+		}
 		if (err < 0) {
 			record_error("cannot attach to pid", buf, err);
+			if (spulse_is_permission(err))
+				spulse_permission_hint("record", false);
 			return SPULSE_EXIT_DATA;
 		}
 	}
@@ -438,6 +472,7 @@ static int record_loop(struct record_state *st, const struct record_opts *o)
 	}
 	if (st->progress)
 		fputs("\r\033[K", stderr);
+	st->end_ns = now_ns();
 	return err;
 }
 
@@ -471,6 +506,29 @@ static void print_counts(const char *label, const char *const *names,
 		fputc('\n', stderr);
 }
 
+/* "  2.01 s, 1.2 MiB, 412.3 bytes/sample" (file size after finishing). */
+static void print_size(const struct record_state *st, const char *out,
+		       uint64_t samples)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB",
+					     "TiB" };
+	double secs = (double)(st->end_ns - st->start_ns) * 1e-9, size;
+	struct stat sb;
+	size_t u = 0;
+
+	fprintf(stderr, "  duration %.2f s", secs);
+	if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		for (size = (double)sb.st_size; size >= 1024 && u < 4; u++)
+			size /= 1024;
+		fprintf(stderr, u ? ", file %.1f %s" : ", file %.0f %s", size,
+			units[u]);
+		if (samples)
+			fprintf(stderr, ", %.1f bytes/sample",
+				(double)sb.st_size / (double)samples);
+	}
+	fputc('\n', stderr);
+}
+
 static void print_summary(const struct record_state *st, const char *out)
 {
 	static const char *const errs[SP_SAMPLE_ERR_COUNT] = {
@@ -498,6 +556,7 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
 	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	print_size(st, out, s.samples);
 }
 
 static int exit_status(const struct record_state *st)
@@ -511,7 +570,7 @@ static int exit_status(const struct record_state *st)
 	return WEXITSTATUS(st->cmd_status);
 }
 
-static int open_system(struct record_state *st, const struct record_opts *o)
+static int open_system(struct record_state *st, struct record_opts *o)
 {
 	struct sp_system_opts so = { .size = sizeof(so) };
 	const char *comms[MAX_COMMS];
@@ -525,6 +584,7 @@ static int open_system(struct record_state *st, const struct record_opts *o)
 	so.ncomms = (size_t)o->ncomms;
 	so.cgroup_path = o->cgroup;
 	so.flags = SP_SYSTEM_EXCLUDE_SELF;
+	o->rec.flags &= ~SP_RECORDER_INHERIT_CHILDREN; /* CPU-wide events */
 	st->system = true;
 	/* Say which path is wrong: the library's -ENOENT could be either. */
 	if (o->cgroup && access(o->cgroup, F_OK) != 0) {
@@ -534,19 +594,42 @@ static int open_system(struct record_state *st, const struct record_opts *o)
 	return sp_recorder_open_system(o->out, &o->rec, &so, &st->rec);
 }
 
-static int start_targets(struct record_state *st, const struct record_opts *o)
+static uint64_t wall_clock_us(void)
 {
-	int err = o->system ? open_system(st, o) :
-			      sp_recorder_open(o->out, &o->rec, &st->rec);
+	struct timespec ts;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int start_targets(struct record_state *st, struct record_opts *o)
+{
+	int err = check_pids(o);
+
+	if (err >= 0)
+		return err;
+	/* The interval is derived from the rate by the library. */
+	o->rec.start_timestamp_us = wall_clock_us();
+	err = o->system ? open_system(st, o) :
+			  sp_recorder_open(o->out, &o->rec, &st->rec);
 	if (err > 0)
 		return SPULSE_EXIT_DATA; /* already reported */
+	if (err == SP_EFREQ) {
+		/* The limit changed since the options were checked. */
+		spulse_check_rate("record", o->rec.sample_hz);
+		return SPULSE_EXIT_DATA;
+	}
+	if (err < 0 && o->system && spulse_is_permission(err)) {
+		record_error("cannot record system-wide", NULL, err);
+		spulse_permission_hint("record", true);
+		return SPULSE_EXIT_DATA;
+	}
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
 		return SPULSE_EXIT_DATA;
 	}
-	st->progress = isatty(STDERR_FILENO) == 1;
-	st->color = st->progress && !getenv("NO_COLOR");
+	st->progress = spulse_term_escapes(STDERR_FILENO);
+	st->color = st->progress && spulse_term_color(STDERR_FILENO);
 	st->start_ns = st->last_progress_ns = now_ns();
 	if (o->cmd)
 		return start_command(st, o->cmd);

@@ -11,6 +11,10 @@
  * they are interned (funcs.h), because an update may invalidate the
  * symbolizer's strings for a process while our counters live on.
  *
+ * Without FILE, top_live.c records the process or command into a
+ * temporary spool and drives the same counting and tables from the
+ * recorder's loop.
+ *
  * Output: on a TTY (without --once) the screen is cleared and redrawn;
  * otherwise one table per refresh, tables separated by a blank line, no
  * escape codes, and stdout is flushed after each so a pipe sees it live.
@@ -31,58 +35,54 @@
 
 #include "args.h"
 #include "funcs.h"
+#include "rec_errors.h"
 #include "spulse.h"
+#include "top.h"
 
 /* magic (8 bytes) + two varints of at most 10 bytes each (SPULSE3 §3). */
 #define HEADER_MAX 28
 #define OPEN_WAIT_NS 5000000000ll
 #define OPEN_RETRY_NS 50000000ll
 
-struct top_opts {
-	const char *path;
-	double interval;
-	unsigned top;
-	unsigned long iterations; /* 0 = until a signal */
-	bool total, once, has_pid;
-	int32_t pid;
-};
-
-struct top {
-	struct spulse_funcs fn; /* copied names; mark: last sample serial */
-	const struct sp_resolved_frame **fr;
-	size_t fr_cap;
-	uint64_t samples, last; /* all so far, and since the last refresh */
-	bool tty, color;
-};
-
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t spulse_top_stop;
 
 static void on_stop_signal(int sig)
 {
-	stop_signal = sig;
+	spulse_top_stop = sig;
 }
 
 void spulse_top_usage(FILE *f)
 {
-	fputs("usage: spulse top [--interval SECS] [--top N] [--self|--total]\n"
-	      "                  [--pid P] [--once] [--iterations N] FILE\n"
+	fputs("usage: spulse top [options] -p PID\n"
+	      "       spulse top [options] -- COMMAND [ARGS...]\n"
+	      "       spulse top [options] [-p PID] FILE\n"
 	      "\n"
-	      "Follow the SPULSE3 spool FILE while it is being written and\n"
-	      "show its top functions, refreshed every interval. On a\n"
-	      "terminal the screen is redrawn; otherwise one table is printed\n"
-	      "per refresh, separated by a blank line. FILE may appear up to\n"
-	      "5 s after the start. NO_COLOR is honoured.\n"
+	      "Show the top functions, refreshed every interval, of a running\n"
+	      "process (-p PID, attached like record -p), of a command run\n"
+	      "under the recorder from its first instruction (-- COMMAND), or\n"
+	      "of the SPULSE3 spool FILE that another recorder is writing\n"
+	      "(FILE may appear up to 5 s after the start). Live recordings\n"
+	      "follow children and go to a temporary file that is removed at\n"
+	      "the end; they stop when the process or command exits (then a\n"
+	      "last table is printed). On a terminal the screen is redrawn;\n"
+	      "otherwise (or with TERM=dumb) one table is printed per refresh,\n"
+	      "separated by a blank line. NO_COLOR is honoured.\n"
 	      "\n"
+	      "  -p, --pid P      without FILE: record process P live;\n"
+	      "                   with FILE: only samples of process P\n"
+	      "  -F HZ|max        live: samples per CPU-second (default 999)\n"
 	      "  --interval SECS  seconds between refreshes (default 1)\n"
 	      "  --top N          rows per table (default 20)\n"
 	      "  --self           sort by self samples (default)\n"
 	      "  --total          sort by total samples\n"
-	      "  --pid P          only samples of process P\n"
-	      "  --once           print one table of what exists, then exit\n"
+	      "  --once           FILE: print one table of what exists, then\n"
+	      "                   exit; live: one table when the target ends\n"
 	      "  --iterations N   exit after N refreshes\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
-	      "Stops on SIGINT or SIGTERM (exit 0).\n"
+	      "Stops on SIGINT or SIGTERM (exit 0); a command still running\n"
+	      "then gets SIGTERM (SIGKILL after 2 s). A command's own output\n"
+	      "shares the terminal: redirect it inside the command if needed.\n"
 	      "Exit status: 0 success, 1 corrupt, unreadable or missing file,\n"
 	      "2 usage error.\n",
 	      f);
@@ -106,21 +106,37 @@ static int parse_interval(const char *a, struct top_opts *o)
 	return -1;
 }
 
+static int parse_rate(const char *a, struct top_opts *o)
+{
+	long v = 0;
+	int st;
+
+	if (a && strcmp(a, "max") == 0) {
+		o->sample_hz = SP_RATE_MAX;
+		return -1;
+	}
+	st = spulse_parse_int("top", "-F", a, 1, &v);
+	o->sample_hz = (uint32_t)v;
+	return st;
+}
+
 /* Options with a value; @a is known to be one of them. */
 static int parse_valued(const char *a, const char *next, struct top_opts *o)
 {
+	bool pid = strcmp(a, "--pid") == 0 || strcmp(a, "-p") == 0;
 	long v = 0;
 	int st;
 
 	if (strcmp(a, "--interval") == 0)
 		return parse_interval(next, o);
-	st = spulse_parse_int("top", a, next, strcmp(a, "--pid") == 0 ? 0 : 1,
-			      &v);
+	if (strcmp(a, "-F") == 0)
+		return parse_rate(next, o);
+	st = spulse_parse_int("top", a, next, pid ? 0 : 1, &v);
 	if (st >= 0)
 		return st;
 	if (strcmp(a, "--top") == 0)
 		o->top = (unsigned)v;
-	else if (strcmp(a, "--pid") == 0)
+	else if (pid)
 		o->pid = (int32_t)v, o->has_pid = true;
 	else
 		o->iterations = (unsigned long)v;
@@ -140,7 +156,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 	else if (strcmp(a, "--once") == 0)
 		o->once = true;
 	else if (strcmp(a, "--interval") == 0 || strcmp(a, "--top") == 0 ||
-		 strcmp(a, "--pid") == 0 || strcmp(a, "--iterations") == 0) {
+		 strcmp(a, "--pid") == 0 || strcmp(a, "-p") == 0 ||
+		 strcmp(a, "-F") == 0 || strcmp(a, "--iterations") == 0) {
 		(*i)++;
 		return parse_valued(a, next, o);
 	} else {
@@ -149,12 +166,51 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 	return -1;
 }
 
+/*
+ * FILE, -p PID or -- COMMAND: words after "--" are a command (a FILE
+ * whose name starts with '-' is given as ./-name), the rest is options
+ * and at most one FILE.
+ */
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
+	static char label[32];
+	int i, end = argc, st;
+
 	o->top = 20;
 	o->interval = 1.0;
-	return spulse_parse_file_args("top", spulse_top_usage, argc, argv,
-				      parse_opt, o, &o->path);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			end = i;
+			o->cmd = &argv[i + 1];
+			break;
+		}
+	}
+	st = spulse_parse_args("top", spulse_top_usage, end, argv, parse_opt, o,
+			       &o->path);
+	if (st >= 0)
+		return st;
+	if (o->cmd && !o->cmd[0])
+		return spulse_usage_error("top", "missing COMMAND after --",
+					  NULL);
+	if (o->cmd && (o->path || o->has_pid))
+		return spulse_usage_error(
+			"top", "give one of FILE, -p PID or -- COMMAND", NULL);
+	if (!o->path && !o->cmd && !o->has_pid)
+		return spulse_usage_error(
+			"top", "give FILE, -p PID or -- COMMAND", NULL);
+	if (o->path) {
+		o->label = o->path;
+		return -1;
+	}
+	if (o->cmd) {
+		o->label = o->cmd[0];
+	} else {
+		if (o->pid <= 0)
+			return spulse_usage_error("top", "bad PID", "0");
+		snprintf(label, sizeof(label), "pid %d", (int)o->pid);
+		o->label = label;
+	}
+	return spulse_check_rate("top", o->sample_hz);
 }
 
 /* ---- counting ---- */
@@ -225,9 +281,8 @@ static int count_batch(struct top *t, struct sp_tail *tail,
 	return 0;
 }
 
-/* Polls until nothing more is visible, updating @sym before each batch. */
-static int drain(struct top *t, struct sp_tail *tail, struct sp_symbolizer *sym,
-		 const struct top_opts *o)
+int spulse_top_drain(struct top *t, struct sp_tail *tail,
+		     struct sp_symbolizer *sym, const struct top_opts *o)
 {
 	struct sp_invalidation inv;
 	int err;
@@ -241,7 +296,7 @@ static int drain(struct top *t, struct sp_tail *tail, struct sp_symbolizer *sym,
 			err = count_batch(t, tail, sym, o);
 		if (err)
 			return err;
-	} while (sp_tail_has_more(tail) && !stop_signal);
+	} while (sp_tail_has_more(tail) && !spulse_top_stop);
 	return 0;
 }
 
@@ -265,7 +320,7 @@ static void print_header(const struct top *t, const struct top_opts *o,
 			 double elapsed)
 {
 	fputs(t->color ? "\033[1mspulse top: " : "spulse top: ", stdout);
-	spulse_put_text(stdout, o->path, strlen(o->path), false);
+	spulse_put_text(stdout, o->label, strlen(o->label), false);
 	printf("  samples: %" PRIu64 "  last interval: %" PRIu64, t->samples,
 	       t->last);
 	/* The first refresh drained a backlog: no meaningful rate yet. */
@@ -278,13 +333,18 @@ static void print_header(const struct top *t, const struct top_opts *o,
 	       "total", "total%");
 }
 
-static int redraw(struct top *t, const struct top_opts *o, double elapsed,
-		  bool first)
+int spulse_top_refresh(struct top *t, const struct top_opts *o)
 {
 	size_t i, *order = malloc((t->fn.n + 1) * sizeof(*order));
+	int64_t now = spulse_top_now_ns();
+	/* The first refresh drained a backlog: no meaningful rate yet. */
+	double elapsed = t->refreshes ? (double)(now - t->last_ns) / 1e9 : 0;
+	bool first = t->refreshes == 0;
 
 	if (!order)
 		return -ENOMEM;
+	t->last_ns = now;
+	t->refreshes++;
 	for (i = 0; i < t->fn.n; i++)
 		order[i] = i;
 	sort_funcs = t->fn.v;
@@ -314,7 +374,7 @@ static int redraw(struct top *t, const struct top_opts *o, double elapsed,
 
 /* ---- the loop ---- */
 
-static int64_t now_ns(void)
+int64_t spulse_top_now_ns(void)
 {
 	struct timespec ts;
 
@@ -328,7 +388,7 @@ static void pause_ns(int64_t ns)
 	struct timespec ts = { .tv_sec = ns / 1000000000ll,
 			       .tv_nsec = ns % 1000000000ll };
 
-	if (!stop_signal)
+	if (!spulse_top_stop)
 		nanosleep(&ts, NULL);
 }
 
@@ -340,13 +400,14 @@ static void pause_ns(int64_t ns)
 static int open_tail(const char *path, struct sp_reader_opts *ropts,
 		     struct sp_tail **tail)
 {
-	int64_t deadline = now_ns() + OPEN_WAIT_NS;
+	int64_t deadline = spulse_top_now_ns() + OPEN_WAIT_NS;
 	struct stat st;
 	int err;
 
 	for (;;) {
 		err = sp_tail_open(path, ropts, tail);
-		if (err >= 0 || stop_signal || now_ns() >= deadline)
+		if (err >= 0 || spulse_top_stop ||
+		    spulse_top_now_ns() >= deadline)
 			return err;
 		if (err == SP_ECORRUPT &&
 		    (stat(path, &st) != 0 || st.st_size >= HEADER_MAX))
@@ -360,25 +421,19 @@ static int open_tail(const char *path, struct sp_reader_opts *ropts,
 static int top_loop(struct top *t, struct sp_tail *tail,
 		    struct sp_symbolizer *sym, const struct top_opts *o)
 {
-	int64_t interval = (int64_t)(o->interval * 1e9), last = now_ns();
-	unsigned long refreshes = 0;
-	int64_t now;
+	int64_t interval = (int64_t)(o->interval * 1e9);
 	int err;
 
 	for (;;) {
-		err = drain(t, tail, sym, o);
+		err = spulse_top_drain(t, tail, sym, o);
 		if (err)
 			return err;
-		now = now_ns();
-		err = redraw(t, o, refreshes ? (double)(now - last) / 1e9 : 0,
-			     refreshes == 0);
-		last = now;
-		refreshes++;
-		if (err || o->once || stop_signal || spulse_out_failed() ||
-		    (o->iterations && refreshes >= o->iterations))
+		err = spulse_top_refresh(t, o);
+		if (err || o->once || spulse_top_stop || spulse_out_failed() ||
+		    (o->iterations && t->refreshes >= o->iterations))
 			return err;
 		pause_ns(interval);
-		if (stop_signal)
+		if (spulse_top_stop)
 			return 0;
 	}
 }
@@ -395,7 +450,16 @@ static void install_handlers(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static void top_fini(struct top *t)
+void spulse_top_init(struct top *t, const struct top_opts *o)
+{
+	memset(t, 0, sizeof(*t));
+	spulse_funcs_init(&t->fn, true);
+	/* Redraw in place only on a terminal that takes escape codes. */
+	t->tty = !o->once && spulse_term_escapes(STDOUT_FILENO);
+	t->color = t->tty && spulse_term_color(STDOUT_FILENO);
+}
+
+void spulse_top_fini(struct top *t)
 {
 	spulse_funcs_fini(&t->fn);
 	free(t->fr);
@@ -405,18 +469,16 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 {
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_symbolizer *sym;
-	struct top t = { 0 };
+	struct top t;
 	int err;
 
-	spulse_funcs_init(&t.fn, true);
-	t.tty = !o->once && isatty(STDOUT_FILENO) == 1;
-	t.color = t.tty && !getenv("NO_COLOR");
+	spulse_top_init(&t, o);
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
 	if (err)
 		return err;
 	err = top_loop(&t, tail, sym, o);
 	sp_symbolizer_free(sym);
-	top_fini(&t);
+	spulse_top_fini(&t);
 	return err;
 }
 
@@ -432,8 +494,10 @@ int spulse_cmd_top(int argc, char **argv)
 	if (err >= 0)
 		return err;
 	install_handlers();
+	if (!o.path)
+		return spulse_top_live(&o);
 	err = open_tail(o.path, &ropts, &tail);
-	if (stop_signal) {
+	if (spulse_top_stop) {
 		/* Stopped while waiting for the file: not an error. */
 		sp_tail_close(tail);
 		return SPULSE_EXIT_OK;

@@ -32,7 +32,7 @@ static const struct spulse_cmd commands[] = {
 	  spulse_cmd_record, spulse_record_usage },
 	{ "report", "symbolize samples: top functions, stacks, folded, tree",
 	  spulse_cmd_report, spulse_report_usage },
-	{ "top", "live top functions of a spool that is being written",
+	{ "top", "live top functions of a process, a command or a spool",
 	  spulse_cmd_top, spulse_top_usage },
 };
 
@@ -42,17 +42,20 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: spulse <command> [options] FILE\n"
+	fputs("usage: spulse <command> [options] [FILE]\n"
 	      "       spulse help [command]\n"
 	      "       spulse --version\n"
 	      "\n"
-	      "Inspect SPULSE3 spool files (plain or zstd-compressed).\n"
+	      "Record CPU stacks into SPULSE3 spools (plain or zstd) and\n"
+	      "inspect, report and export them.\n"
 	      "\n"
 	      "Commands:\n",
 	      f);
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name,
 			commands[i].summary);
+	fputs("  help     show the help of a command (spulse help record)\n",
+	      f);
 	fputs("\n"
 	      "Exit status: 0 success (also a spool whose cut-off tail was\n"
 	      "recovered: a warning goes to stderr), 1 corrupt or unreadable\n"

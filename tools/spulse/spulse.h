@@ -80,6 +80,14 @@ void spulse_emit_list_end(struct spulse_emit *e);
 void spulse_emit_item_begin(struct spulse_emit *e, const char *label);
 void spulse_emit_item_end(struct spulse_emit *e);
 
+/*
+ * spulse_term_escapes tells whether @fd is a terminal that takes escape
+ * codes (a TTY with TERM set and not "dumb"); spulse_term_color adds
+ * NO_COLOR (unset) for bold and colours.
+ */
+bool spulse_term_escapes(int fd);
+bool spulse_term_color(int fd);
+
 /* spulse_usage_error prints "spulse CMD: MSG" and a hint; returns 2. */
 int spulse_usage_error(const char *cmd, const char *msg, const char *arg);
 /* spulse_report_error prints "spulse: FILE: <error> [at offset N: msg]". */
