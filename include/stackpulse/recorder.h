@@ -41,7 +41,13 @@ struct sp_recorder;
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
-#define SP_RECORDER_NO_JIT 0x8u /* read no jitdump files or GDB JIT objects */
+/*
+ * Never read what JIT runtimes describe of their code (docs/how-to/jit.md):
+ * no jitdump files (their unwinding info), no GDB JIT objects from the
+ * targets' memory. Stacks through JIT code then end where the
+ * frame-pointer fallback stops, and GDB JIT names are not kept.
+ */
+#define SP_RECORDER_NO_JIT_CODE 0x8u
 
 /**
  * struct sp_recorder_opts configures a Recorder. Set @size to

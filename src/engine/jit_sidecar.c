@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The recorder's own jitdump files: names of GDB JIT functions, kept at once. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,8 +30,10 @@
  *                                      clock; code bytes read from the
  *                                      target), CODE_CLOSE at the end
  *
- * The directory (default: the spool path + ".jit") is created on first
- * use. The file's absolute path is the path of the modules jit_gdb.c
+ * The directory (the recorder's jit_dir option; spulse record: FILE.jit)
+ * is created on first use; sidecars a previous recording left there are
+ * removed when the recorder opens, so the directory describes one
+ * recording. The file's absolute path is the path of the modules jit_gdb.c
  * maps over the objects' code, and of a module record of size 0 written
  * for the process when the file is opened: that is how a symbolizer
  * finds it, under the same generation rules as the jitdump files JITs
@@ -47,13 +50,30 @@ static int dir_path(struct sp_recorder *rec, char *buf, size_t len)
 	struct sp__jit *jit = rec->jit;
 	int n;
 
-	if (jit->dir)
-		n = snprintf(buf, len, "%s", jit->dir);
-	else if (rec->path)
-		n = snprintf(buf, len, "%s.jit", rec->path);
-	else
-		return -ENOENT;
+	if (!jit->dir)
+		return -ENOENT; /* no JIT side directory: names are not kept */
+	n = snprintf(buf, len, "%s", jit->dir);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+void sp__jit_sidecar_clean(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n;
+
+	if (!dir || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "gdbjit-", 7) != 0 ||
+		    !strstr(de->d_name, ".dump"))
+			continue;
+		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (n > 0 && (size_t)n < sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
 }
 
 /* The directory, made once; its absolute path in @abs (PATH_MAX). */

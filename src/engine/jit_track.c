@@ -62,6 +62,7 @@ int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
 	if (dir) {
 		size_t len = strlen(dir);
 
+		sp__jit_sidecar_clean(dir);
 		jit->dir = sp__mem_alloc(mem, len + 1);
 		if (!jit->dir) {
 			sp__mem_free(mem, jit, sizeof(*jit));

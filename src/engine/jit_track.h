@@ -305,6 +305,8 @@ int sp__jit_sidecar_object(struct sp_recorder *rec, struct sp__jit_proc *jp,
 			   const struct sp__jit_elf *e, uint64_t stamp);
 /* The sidecar's absolute path, or NULL (none: names are not kept). */
 const char *sp__jit_sidecar_path(const struct sp__jit_proc *jp);
+/* Removes the sidecars (gdbjit-*.dump) a previous recording left in @dir. */
+void sp__jit_sidecar_clean(const char *dir);
 /* Closes @jp's sidecar with a CODE_CLOSE record at @time. */
 void sp__jit_sidecar_close(struct sp__jit_proc *jp, uint64_t time);
 

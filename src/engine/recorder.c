@@ -27,7 +27,7 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
 		return -EINVAL;
 	if (o->jit_dir && !*o->jit_dir)
 		return -EINVAL;
@@ -173,7 +173,7 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 		err = writer_new(rec, sink, &o);
 	if (!err)
 		err = parts_new(rec, &o);
-	if (!err && !(o.flags & SP_RECORDER_NO_JIT))
+	if (!err && !(o.flags & SP_RECORDER_NO_JIT_CODE))
 		err = sp__jit_new(&rec->mem, rec->logger, o.jit_dir, &rec->jit);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;

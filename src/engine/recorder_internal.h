@@ -81,7 +81,7 @@ struct sp_recorder {
 	struct sp__kmod kmod; /* kernel text module (kernel_module.c) */
 	/* System-wide / cgroup mode (system.c); NULL in process mode. */
 	struct sp__system *sys;
-	/* JIT code (jit_track.h); NULL with SP_RECORDER_NO_JIT. */
+	/* JIT code (jit_track.h); NULL with SP_RECORDER_NO_JIT_CODE. */
 	struct sp__jit *jit;
 };
 

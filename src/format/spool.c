@@ -57,6 +57,12 @@ void sp__spool_stamp_frames(struct sp_spool *spool, uint64_t ts)
 		((uint64_t *)spool->frame_ns.data)[spool->frame_ns.len++] = ts;
 }
 
+SP_API uint64_t sp_spool_frame_time(const struct sp_spool *spool,
+				    uint32_t frame_id)
+{
+	return spool ? sp__spool_frame_ns(spool, frame_id) : 0;
+}
+
 SP_API uint64_t sp_spool_start_timestamp_us(const struct sp_spool *spool)
 {
 	return spool->start_us;

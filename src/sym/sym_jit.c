@@ -11,7 +11,6 @@
 
 #include <stackpulse/error.h>
 
-#include "format_internal.h"
 #include "jit_names.h"
 #include "jitdump_read.h"
 #include "logging.h"
@@ -37,7 +36,7 @@
  * or on another machine.
  *
  * Time: each spool frame has the time of the sample that made the writer
- * define it (format_internal.h). JIT code is named at that time
+ * define it (sp_spool_frame_time()). JIT code is named at that time
  * (jit_names.h): a frame of code that was freed and its memory reused
  * later keeps its own name, and the recorder wrote the modules there
  * again after the reuse, so later samples are other frames. An answer
@@ -337,7 +336,7 @@ int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
 		return 0;
 	if (!f->tried && (err = load(sym, j, f)) < 0)
 		return err;
-	t = sp__spool_frame_ns(sym->spool, frame_id);
+	t = sp_spool_frame_time(sym->spool, frame_id);
 	c = find(f, pc, t);
 	if (!c && f->tried && (err = reload(sym, j, f)) < 0)
 		return err;

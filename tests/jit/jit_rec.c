@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit_rec.h"
@@ -44,6 +47,44 @@ static void skip_if_refused(int err)
 	}
 }
 
+static void run_paths(struct jit_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	snprintf(run->spool, sizeof(run->spool), "/tmp/sp-jit-%d-%u.spool",
+		 (int)getpid(), spool_seq++);
+	snprintf(run->jit_dir, sizeof(run->jit_dir), "%s.jit", run->spool);
+}
+
+static void report(const char *what, const struct jit_run *run)
+{
+	fprintf(stderr,
+		"%s: %llu samples; jitdump files %llu records %llu unwind "
+		"%llu errors %llu; gdb objects %llu removed %llu names %llu "
+		"lost %llu; retries %llu (deeper %llu); regenerations %llu\n",
+		what, (unsigned long long)run->sum.samples,
+		(unsigned long long)run->js.jitdump_files,
+		(unsigned long long)run->js.jitdump_records,
+		(unsigned long long)run->js.jitdump_unwind,
+		(unsigned long long)run->js.jitdump_errors,
+		(unsigned long long)run->js.gdb_objects,
+		(unsigned long long)run->js.gdb_removed,
+		(unsigned long long)run->js.names,
+		(unsigned long long)run->js.names_lost,
+		(unsigned long long)run->js.retries,
+		(unsigned long long)run->js.retries_better,
+		(unsigned long long)run->js.regenerations);
+}
+
+/* Finishes @rec, keeps its counters in @run, closes it. */
+static void finish(struct sp_recorder *rec, struct jit_run *run)
+{
+	CHECK_OK(sp_recorder_finish(rec));
+	sp_recorder_summary(rec, &run->sum);
+	run->js.size = sizeof(run->js);
+	CHECK_OK(sp_recorder_jit_stats(rec, &run->js));
+	sp_recorder_close(rec);
+}
+
 static void open_results(struct jit_run *run)
 {
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
@@ -64,13 +105,11 @@ void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run)
 	int status = 0, r;
 	size_t i;
 
-	memset(run, 0, sizeof(*run));
-	snprintf(run->spool, sizeof(run->spool), "/tmp/sp-jit-%d-%u.spool",
-		 (int)getpid(), spool_seq++);
-	snprintf(run->jit_dir, sizeof(run->jit_dir), "%s.jit", run->spool);
+	run_paths(run);
 	o.threads = threads();
 	o.sample_hz = 999;
 	o.flags = flags;
+	o.jit_dir = run->jit_dir;
 	CHECK_OK(sp_recorder_open(run->spool, &o, &rec));
 	for (i = 0; argv[i] && i + 1 < 16; i++)
 		CHECK_PTR(args[i] = strdup(argv[i]));
@@ -89,31 +128,52 @@ void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run)
 	}
 	while (sp_recorder_active_process_count(rec) > 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
-	CHECK_OK(sp_recorder_finish(rec));
-	sp_recorder_summary(rec, &run->sum);
-	run->js.size = sizeof(run->js);
-	CHECK_OK(sp_recorder_jit_stats(rec, &run->js));
-	sp_recorder_close(rec);
+	finish(rec, run);
 	sp_launch_free(l);
 	for (i = 0; args[i]; i++)
 		free(args[i]);
 	open_results(run);
-	fprintf(stderr,
-		"%s: %llu samples; jitdump files %llu records %llu unwind "
-		"%llu errors %llu; gdb objects %llu removed %llu names %llu "
-		"lost %llu; retries %llu (deeper %llu); regenerations %llu\n",
-		argv[0], (unsigned long long)run->sum.samples,
-		(unsigned long long)run->js.jitdump_files,
-		(unsigned long long)run->js.jitdump_records,
-		(unsigned long long)run->js.jitdump_unwind,
-		(unsigned long long)run->js.jitdump_errors,
-		(unsigned long long)run->js.gdb_objects,
-		(unsigned long long)run->js.gdb_removed,
-		(unsigned long long)run->js.names,
-		(unsigned long long)run->js.names_lost,
-		(unsigned long long)run->js.retries,
-		(unsigned long long)run->js.retries_better,
-		(unsigned long long)run->js.regenerations);
+	report(argv[0], run);
+}
+
+void jit_record_attached(const char *const argv[], int warm_ms, int ms,
+			 struct jit_run *run)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_recorder *rec;
+	struct timespec t0, t;
+	pid_t pid;
+	int r;
+
+	run_paths(run);
+	o.threads = threads();
+	o.sample_hz = 999;
+	o.jit_dir = run->jit_dir;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	run->pid = pid;
+	usleep((useconds_t)warm_ms * 1000);
+	CHECK_OK(sp_recorder_open(run->spool, &o, &rec));
+	r = sp_recorder_attach(rec, pid, SP_ATTACH_STOP_WHILE_ATTACHING);
+	skip_if_refused(r);
+	CHECK_EQ_INT(r, SP_ATTACHED);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+			 (t.tv_nsec - t0.tv_nsec) / 1000000 <
+		 ms);
+	finish(rec, run);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	open_results(run);
+	report(argv[0], run);
 }
 
 /* Removes the sidecar directory and its files (gdbjit-*.dump only). */

@@ -43,6 +43,13 @@ void jit_require(const char *path);
  * with @flags into a fresh spool, then opens it and a symbolizer.
  */
 void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run);
+/*
+ * Starts @argv, lets it run @warm_ms, attaches (stopping it while
+ * attaching), records @ms, finishes, then kills it: a JIT whose code is
+ * registered by then, recorded as `spulse record -p` does.
+ */
+void jit_record_attached(const char *const argv[], int warm_ms, int ms,
+			 struct jit_run *run);
 /* Removes the spool, the sidecar directory and @dir/jit-<pid>.dump. */
 void jit_run_close(struct jit_run *run);
 /* The directory where the runtime writes its jitdump (default /tmp). */

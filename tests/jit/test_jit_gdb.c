@@ -15,9 +15,9 @@
  * every JIT frame is named for its phase by the sample's time (the name
  * of code that was removed, then its address reused, survives both and
  * the process's exit: it comes from the recorder's sidecar file); the
- * recorder saw two objects, both removed, and wrote a new generation of
- * the module at the reuse. With SP_RECORDER_NO_JIT the same run must not
- * pass the chain check (so the check can fail).
+ * recorder saw two objects, both removed, and kept both names. With
+ * SP_RECORDER_NO_JIT_CODE the same run must not pass the chain check (so
+ * the check can fail).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +111,7 @@ int main(void)
 	jit_run_close(&run);
 
 	/* The same program without JIT support: the chain check fails. */
-	jit_record(argv, SP_RECORDER_NO_JIT, &run);
+	jit_record(argv, SP_RECORDER_NO_JIT_CODE, &run);
 	read_times(times, &a_end, &b_start);
 	count(&run, a_end, b_start, &t);
 	CHECK(t.chain * 100 < t.spin * 95);

@@ -5,12 +5,16 @@
  * lli-14 -jit-kind=mcjit compiles tests/jit/jit_hot.ll (main -> middle ->
  * leaf, a hot loop) and registers the object with GDB's JIT interface
  * (its descriptor is in libLLVM-14.so.1). The JIT code has no frame
- * pointers, so only the object's .eh_frame unwinds it. Checks: at least
- * 95% of the samples in leaf have leaf <- middle <- main (JIT code, named)
- * and reach lli's own main (module lli) and _start; the recorder read
- * the object and kept its three function names in its sidecar file,
- * which names them by itself (read here with the library's jitdump
- * reader). Skips when lli-14 is not installed.
+ * pointers, so only the object's .eh_frame unwinds it. The test attaches
+ * to the running lli (as spulse record -p does), so the object is read
+ * whatever the recorder's start-up costs (building libLLVM's unwind
+ * table takes seconds on a loaded machine; test_jit_gdb covers objects
+ * registered after a launch). Checks: at least 95% of the samples in
+ * leaf have leaf <- middle <- main (JIT code, named) and reach lli's own
+ * main (module lli) and _start; the recorder read the object and kept
+ * its three function names in its sidecar file, which names them by
+ * itself (read here with the library's jitdump reader). Skips when
+ * lli-14 is not installed.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -76,7 +80,7 @@ int main(void)
 	struct jit_run run;
 
 	jit_require(LLI);
-	jit_record(argv, 0, &run);
+	jit_record_attached(argv, 1500, 2000, &run);
 	for (i = 0; i < jit_sample_count(&run); i++) {
 		bool lli_main = false;
 

@@ -10,7 +10,7 @@
  * Checks, over the samples taken in leaf(): at least 95% have the whole
  * Python chain leaf <- middle <- top <- <module> (Python frames named
  * from the dump, file = the script) and reach _start; the recorder read
- * the dump's unwinding info. Without JIT support (SP_RECORDER_NO_JIT
+ * the dump's unwinding info. Without JIT support (SP_RECORDER_NO_JIT_CODE
  * and a symbolizer that reads no jitdump) the chain check fails.
  * Skips when no Python 3.13 is installed.
  */
@@ -95,7 +95,7 @@ int main(void)
 	jit_run_close(&run);
 
 	/* Without JIT unwinding info the chain breaks at the trampolines. */
-	jit_record(argv, SP_RECORDER_NO_JIT, &run);
+	jit_record(argv, SP_RECORDER_NO_JIT_CODE, &run);
 	count(&run, &t);
 	CHECK(t.chain * 100 < t.leaf * 95 || t.leaf < 100);
 	jit_run_close(&run);

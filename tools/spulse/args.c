@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "spulse.h"
@@ -86,4 +87,21 @@ int spulse_parse_int(const char *cmd, const char *opt, const char *val,
 		return spulse_usage_error(cmd, "bad value", val);
 	*out = v;
 	return -1;
+}
+
+int spulse_jit_dir(const char *spool, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s.jit", spool);
+
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+const char *spulse_jit_dir_found(const char *spool, char *buf, size_t size)
+{
+	struct stat st;
+
+	if (!spool || spulse_jit_dir(spool, buf, size) || stat(buf, &st) ||
+	    !S_ISDIR(st.st_mode))
+		return NULL;
+	return buf;
 }

@@ -48,4 +48,17 @@ int spulse_parse_args(const char *cmd, void (*usage)(FILE *f), int argc,
 int spulse_parse_int(const char *cmd, const char *opt, const char *val,
 		     long min, long *out);
 
+/*
+ * spulse_jit_dir writes the JIT side directory of spool @spool ("@spool.jit":
+ * the names `record` kept for JIT code, e.g. of GDB JIT objects) into
+ * @buf. Returns 0, or -1 when it does not fit.
+ */
+int spulse_jit_dir(const char *spool, char *buf, size_t size);
+
+/*
+ * spulse_jit_dir_found is the same for readers: @buf when that directory
+ * exists, else NULL (a spool recorded without one, or copied alone).
+ */
+const char *spulse_jit_dir_found(const char *spool, char *buf, size_t size);
+
 #endif /* SPULSE_ARGS_H */

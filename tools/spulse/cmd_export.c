@@ -151,7 +151,9 @@ int spulse_cmd_export(int argc, char **argv)
 {
 	struct export_args a = { 0 };
 	struct sp_export_opts opts = { .size = sizeof(opts) };
+	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_sink *sink;
+	char jit[4096];
 	int err = parse_args(argc, argv, &a);
 
 	if (err >= 0)
@@ -165,6 +167,10 @@ int spulse_cmd_export(int argc, char **argv)
 	opts.flags = a.flags;
 	opts.pid = a.pid;
 	opts.title = a.title;
+	/* JIT names record kept next to the spool (spulse record FILE.jit). */
+	so.jit_dir = spulse_jit_dir_found(a.path, jit, sizeof(jit));
+	if (so.jit_dir)
+		opts.symbolizer = &so;
 	if (a.out)
 		err = sp_sink_open_file(a.out, NULL, &sink);
 	else

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "rec_errors.h"
 #include "spulse.h"
 
@@ -58,6 +59,9 @@ struct record_opts {
 	char comms[MAX_COMMS][COMM_MAX];
 	int ncomms;
 	const char *cgroup;
+	const char *jit_dir; /* NULL: OUT.jit */
+	bool no_jit_dir;
+	char jit_buf[4096];
 };
 
 struct record_state {
@@ -115,6 +119,13 @@ void spulse_record_usage(FILE *f)
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
 	      "  --zstd           compress the spool\n"
+	      "  --jit-dir DIR    keep the names of JIT code that vanish\n"
+	      "                   with the process (GDB JIT objects) in\n"
+	      "                   DIR (default FILE.jit; report reads it)\n"
+	      "  --no-jit-dir     do not keep them\n"
+	      "  --no-jit         read no jitdump files or GDB JIT objects\n"
+	      "                   (stacks then stop in JIT code without\n"
+	      "                   frame pointers)\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
 	      "                   is the same; with -a: keep only these\n"
@@ -274,7 +285,9 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 
 	if (r != 0)
 		return r == 1 ? -1 : r;
-	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0) && *i + 1 >= argc)
+	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0 ||
+	     strcmp(a, "--jit-dir") == 0) &&
+	    *i + 1 >= argc)
 		return spulse_usage_error("record", "missing value", a);
 	if (strcmp(a, "-o") == 0)
 		o->out = argv[++*i];
@@ -290,6 +303,12 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		o->rec.flags &= ~SP_RECORDER_INHERIT_CHILDREN;
 	else if (strcmp(a, "--zstd") == 0)
 		o->rec.flags |= SP_RECORDER_ZSTD;
+	else if (strcmp(a, "--jit-dir") == 0)
+		o->jit_dir = argv[++*i];
+	else if (strcmp(a, "--no-jit-dir") == 0)
+		o->no_jit_dir = true;
+	else if (strcmp(a, "--no-jit") == 0)
+		o->rec.flags |= SP_RECORDER_NO_JIT_CODE;
 	else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 		spulse_record_usage(stdout);
 		return SPULSE_EXIT_OK;
@@ -322,6 +341,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->cmd && !o->cmd[0])
 		return spulse_usage_error("record", "missing COMMAND after --",
 					  NULL);
+	if (!o->no_jit_dir && !o->jit_dir) {
+		if (spulse_jit_dir(o->out, o->jit_buf, sizeof(o->jit_buf)))
+			return spulse_usage_error("record", "path too long",
+						  o->out);
+		o->jit_dir = o->jit_buf;
+	}
+	o->rec.jit_dir = o->no_jit_dir ? NULL : o->jit_dir;
 	if (o->ncomms && !o->system)
 		return spulse_usage_error("record", "--comm needs -a", NULL);
 	if (o->system)

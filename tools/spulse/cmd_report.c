@@ -711,9 +711,11 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 	const struct sp_spool *spool = sp_replay_spool(replay);
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_symbolizer *sym;
+	char jit[4096];
 	int err;
 
 	r->recovered = sp_replay_is_recovered(replay);
+	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = count_samples(replay, o, r);
 	if (err)
 		return err;

@@ -470,9 +470,11 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	struct sp_symbolizer *sym;
 	struct top t;
+	char jit[4096];
 	int err;
 
 	spulse_top_init(&t, o);
+	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
 	if (err)
 		return err;
