@@ -137,6 +137,24 @@ static int cmp_line(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * Whether every pending line entry lies in the code [start, end] it is
+ * for. Line info that points elsewhere is not trusted at all: node 20
+ * writes a garbled file name (bytes of a pointer, then the name's tail)
+ * whose early NUL shifts every later entry of the record.
+ */
+static bool lines_inside(const struct sp__jit_names *n, uint64_t start,
+			 uint64_t end)
+{
+	const struct sp__jit_line *l = sp__vec_at(&n->lines, n->pending_first);
+	uint32_t i;
+
+	for (i = 0; i < n->pending_n; i++)
+		if (l[i].addr < start || l[i].addr > end)
+			return false;
+	return true;
+}
+
 /* Remembers entry @idx as the latest of (pid, code_index). */
 static int set_latest(struct sp__jit_names *n, uint32_t pid, uint64_t index,
 		      uint32_t idx)
@@ -184,7 +202,8 @@ static int add_load(struct sp__jit_names *n, const struct sp__jitdump_load *l,
 	c.end = l->code_addr + l->code_size; /* the parser checked the sum */
 	c.time = time;
 	c.pid = l->pid;
-	if (n->pending && n->pending_addr == l->code_addr) {
+	if (n->pending && n->pending_addr == l->code_addr &&
+	    lines_inside(n, c.start, c.end)) {
 		c.first_line = n->pending_first;
 		c.nlines = n->pending_n;
 		qsort(sp__vec_at(&n->lines, c.first_line), c.nlines,

@@ -79,7 +79,8 @@ struct sp__jit_names_stats {
 	uint64_t codes;
 	uint64_t lines;
 	uint64_t moves_unmatched; /* a move of code never loaded */
-	uint64_t debug_unmatched; /* debug info not followed by its load */
+	uint64_t debug_unmatched; /* debug info not followed by its load, or
+				     with lines outside that code */
 	uint64_t dropped;	  /* entries, lines or strings over a bound */
 };
 
