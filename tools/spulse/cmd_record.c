@@ -555,6 +555,27 @@ static void print_size(const struct record_state *st, const char *out,
 	fputc('\n', stderr);
 }
 
+/* "  JIT code: jitdump_files=1 ..." with the counters that are not 0. */
+static void print_jit(const struct record_state *st)
+{
+	static const char *const names[] = {
+		"jitdump_files", "jitdump_records", "jitdump_unwind",
+		"jitdump_errors", "gdb_processes", "gdb_checks",
+		"gdb_walks", "gdb_objects", "gdb_removed",
+		"gdb_bytes", "gdb_list_errors", "gdb_bad_objects",
+		"retries", "retries_better", "regenerations",
+		"names", "names_lost",
+	};
+	struct sp_jit_stats js = { .size = sizeof(js) };
+	uint64_t v[sizeof(names) / sizeof(names[0])];
+
+	if (sp_recorder_jit_stats(st->rec, &js))
+		return;
+	/* The counters follow @size in the struct, in this order. */
+	memcpy(v, &js.jitdump_files, sizeof(v));
+	print_counts("  JIT code:", names, v, sizeof(names) / sizeof(names[0]));
+}
+
 static void print_summary(const struct record_state *st, const char *out)
 {
 	static const char *const errs[SP_SAMPLE_ERR_COUNT] = {
@@ -582,6 +603,7 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
 	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	print_jit(st);
 	print_size(st, out, s.samples);
 }
 
