@@ -22,13 +22,13 @@
  * stay open (the address in a process needs the image's load bias for
  * that mapping); the others leave a negative entry. The cache is bounded
  * (DESC_CACHE_MAX images, then modules are looked at without caching),
- * and at most SCAN_BUDGET images are opened per poll, so a process that
- * maps hundreds of libraries does not stall one poll.
+ * and at most SP__JIT_SCAN_BUDGET images are opened per poll over every
+ * process (sp__jit_poll refills it), so a machine of processes mapping
+ * hundreds of libraries does not stall one poll.
  */
 
 #define DESC_SYMBOL "__jit_debug_descriptor"
 #define DESC_CACHE_MAX 4096
-#define SCAN_BUDGET 8
 
 struct sp__jit_desc_cache {
 	uint64_t dev;
@@ -192,7 +192,7 @@ int sp__jit_scan_modules(struct sp_recorder *rec, struct sp__process *p,
 			 struct sp__jit_proc *jp)
 {
 	struct sp__jit *jit = rec->jit;
-	unsigned budget = SCAN_BUDGET;
+	unsigned *budget = &jit->scan_budget;
 	uint32_t next = jp->next_module;
 	size_t i;
 
@@ -204,7 +204,7 @@ int sp__jit_scan_modules(struct sp_recorder *rec, struct sp__process *p,
 			continue;
 		if (!jp->dump && !jp->dump_failed && sp__jit_dump_name(m->path, p->pid))
 			sp__jit_dump_open(jp, m->path, m->id);
-		look_for_descriptor(jit, jp, m, &budget, &done);
+		look_for_descriptor(jit, jp, m, budget, &done);
 		if (!done)
 			return 0; /* the rest at the next check */
 		if (m->id + 1 > next)

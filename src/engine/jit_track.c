@@ -55,6 +55,7 @@ int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
 	jit->mem = *mem;
 	jit->logger = logger;
 	jit->page_size = page > 0 ? (uint64_t)page : 4096;
+	jit->scan_budget = SP__JIT_SCAN_BUDGET;
 	jit->st.size = sizeof(jit->st);
 	sp__vec_init(&jit->cache, sizeof(struct sp__jit_table *));
 	sp__vec_init(&jit->cache_keys, 2 * sizeof(uint64_t));
@@ -727,6 +728,7 @@ int sp__jit_poll(struct sp_recorder *rec)
 	if (now - jit->last_poll_ns < POLL_EVERY_NS)
 		return 0;
 	jit->last_poll_ns = now;
+	jit->scan_budget = SP__JIT_SCAN_BUDGET;
 	for (i = 0; i < rec->procs.list.len && !err; i++) {
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);

@@ -59,6 +59,7 @@
 #define SP__JIT_REGIONS_MAX (1u << 20) /* per process */
 #define SP__JIT_TABLE_CACHE 4096       /* distinct jitdump unwind infos */
 #define SP__JIT_READ_BUDGET (16u << 20) /* jitdump bytes per poll */
+#define SP__JIT_SCAN_BUDGET 8		/* images opened per poll */
 
 struct sp_recorder;
 struct sp__process;
@@ -178,6 +179,7 @@ struct sp__jit {
 	struct sp__vec cache_keys; /* uint64_t hash, then uint64_t length */
 	struct sp__vec descs; /* struct sp__jit_desc_cache (jit_desc.c) */
 	uint64_t last_poll_ns;
+	unsigned scan_budget; /* images jit_desc.c may open until the next poll */
 	struct sp_jit_stats st;
 };
 
