@@ -42,9 +42,10 @@ struct sp_recorder;
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
 /*
- * Never read what JIT runtimes describe of their code (docs/how-to/jit.md):
- * no jitdump files (their unwinding info), no GDB JIT objects from the
- * targets' memory. Stacks through JIT code then end where the
+ * Never read JIT runtimes' code or what they describe of it from the
+ * targets: no CPython -X perf trampolines (docs/explanation/jit.md), no
+ * jitdump files (their unwinding info), no GDB JIT objects
+ * (docs/how-to/jit.md). Stacks through JIT code then end where the
  * frame-pointer fallback stops, and GDB JIT names are not kept.
  */
 #define SP_RECORDER_NO_JIT_CODE 0x8u
@@ -69,14 +70,21 @@ struct sp_recorder;
  *   (readers then show no absolute time).
  * @sample_interval_us: spool header metadata; 0 = derived from the
  *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
- * @jit_dir: the spool's JIT side directory (NULL: none; spulse record
- *   uses FILE.jit): the recorder keeps there, per process, a jitdump file
- *   with the function names of its GDB JIT objects (gdbjit-PID-N.dump),
- *   written as the objects are read from the target, so the names
- *   survive code removal and the process (docs/how-to/jit.md). Created
- *   (0755) when first needed. Give the same directory to
- *   sp_symbolizer_opts.jit_dir. Without it, GDB JIT code is still
- *   unwound through, but its names are not kept.
+ * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
+ *   keeps there a copy of each process generation's perf map
+ *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
+ *   recording does, so JIT names survive the process and a later reuse
+ *   of its pid, and, per process, a jitdump file with the function names
+ *   of its GDB JIT objects (gdbjit-<pid>-<n>.dump), written as the
+ *   objects are read from the target, so those names survive code
+ *   removal and the process (docs/how-to/jit.md; without a directory,
+ *   GDB JIT code is still unwound through, but its names are not kept).
+ *   Give the same directory to sp_symbolizer_opts.jit_dir.
+ *   Created (0700, with a marker file) on the first file; a previous
+ *   recording's files are removed from it when the recorder opens; a
+ *   directory without the marker that holds such names is refused
+ *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
+ *   docs/explanation/jit.md.
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -127,6 +135,8 @@ struct sp_recording_summary {
 	uint64_t ignored_user_callchain_frames;
 	uint64_t errors[SP_SAMPLE_ERR_COUNT];
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
+	uint64_t jit_maps_kept;	  /* perf maps copied to the JIT side dir */
+	uint64_t jit_maps_failed; /* copies that failed (logged) */
 };
 
 /** struct sp_poll_summary is what one poll did. */

@@ -79,6 +79,10 @@ enum sp_symbol_origin {
  * @module: module path or "[kernel]" / "[mod]" / perf map path; NULL when
  *   no module.
  * @offset: pc - symbol start (0 for address-only names).
+ * @mangled_name: the symbol as the symbol table (or perf map) has it when
+ *   @name is its demangled form (C++ Itanium ABI, Rust legacy and v0, as
+ *   c++filt prints them; unless SP_SYMBOLIZER_NO_DEMANGLE), else NULL;
+ *   what pprof calls the system name.
  * @pc: absolute address of the raw frame.
  * @frame_id: the raw frame's spool id, or for a module-table symbolizer
  *   the id it was interned under (usable with sp_symbolizer_resolve_frame).
@@ -99,6 +103,7 @@ struct sp_resolved_frame {
 	uint32_t inline_depth; /* 0 = outermost (the real function) */
 	uint32_t frame_id;     /* raw frame id it came from */
 	uint32_t module_id;    /* SP_NO_MODULE when none */
+	const char *mangled_name;
 };
 
 /** One request of a native plug-in batch. */
@@ -131,7 +136,9 @@ struct sp_native_symbolizer {
 #define SP_SYMBOLIZER_NO_KERNEL 0x2u	/* no kernel symbols */
 #define SP_SYMBOLIZER_NO_INLINE 0x4u	/* no inline frames */
 #define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
-#define SP_SYMBOLIZER_NO_JIT 0x10u	/* never read jitdump files */
+#define SP_SYMBOLIZER_NO_DEMANGLE                                              \
+	0x10u /* names as the symbol tables have them */
+#define SP_SYMBOLIZER_NO_JIT 0x20u /* never read jitdump files */
 
 /**
  * enum sp_stack_cache chooses who keeps whole resolved stacks.
@@ -155,10 +162,16 @@ enum sp_stack_cache {
  * sizeof(struct sp_symbolizer_opts); zero fields mean defaults.
  * @perf_map_dir: directory of perf-<pid>.map files (default /tmp).
  * @perf_map_pids/@perf_map_pid_count: when non-zero, only these pids' maps
- *   are read. Independently, a pid's map is used only for frames of its
- *   newest process generation in the spool (after its last tag-7
- *   retirement), and not at all when the pid's latest Python-runtime
- *   marker is off (PID-reuse safety, features §1.7/§1.10).
+ *   are read. Independently, a pid's map in @perf_map_dir is used only
+ *   for frames of its newest process generation in the spool that
+ *   defined modules (a process that exited during the recording keeps
+ *   it), and not when a Python-runtime "on" marker came for another
+ *   generation of the pid but not for that one (PID-reuse safety,
+ *   features §1.7/§1.10).
+ * @jit_dir: the spool's JIT side directory (the recorder's @jit_dir):
+ *   the perf map each process generation had when it ended, used first
+ *   for that generation's frames (exact also for a pid that was reused
+ *   later). NULL: none. docs/explanation/jit.md.
  * @kallsyms_path: a preserved kallsyms file instead of the host's.
  * @debug_dirs: colon-separated debug roots (default: $STACKPULSE_DEBUG_DIRS,
  *   else /usr/lib/debug).

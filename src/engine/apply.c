@@ -103,10 +103,23 @@ static int apply_fork_child(struct sp_recorder *rec,
 			    const struct sp__perf_task *t)
 {
 	struct sp__process *parent = live_proc(rec, t->ppid), *child;
+	struct sp__process *old = live_proc(rec, t->pid);
 	int err;
 
-	if (!parent || (!rec->cfg.children && !rec->sys) ||
-	    live_proc(rec, t->pid))
+	if (!parent || (!rec->cfg.children && !rec->sys))
+		return 0;
+	/*
+	 * The pid of a process whose death was seen, forked again: a reused
+	 * pid. Its records all came before this one (time order), so the
+	 * old generation is retired now, before the new one is tracked.
+	 */
+	if (old && (old->state == SP__PROC_DYING || old->leader_exited)) {
+		err = sp__recorder_retire(rec, old);
+		if (err)
+			return err;
+		old = NULL;
+	}
+	if (old)
 		return 0;
 	err = sp__procs_add(&rec->procs, t->pid, &child);
 	if (err)

@@ -142,7 +142,7 @@ static void keep_template(struct sp__jit_proc *jp, const uint8_t *code,
 			  size_t len, struct sp__jit_table *tab)
 {
 	const struct sp__mem *mem = &jp->jit->mem;
-	struct sp__jit_template t = { sp__hash_bytes(code, len), NULL, len,
+	struct sp__jit_bytes t = { sp__hash_bytes(code, len), NULL, len,
 				      tab };
 	size_t i;
 
@@ -150,7 +150,7 @@ static void keep_template(struct sp__jit_proc *jp, const uint8_t *code,
 	    jp->templates.len >= TEMPLATES_MAX)
 		return;
 	for (i = 0; i < jp->templates.len; i++) {
-		const struct sp__jit_template *o = sp__vec_at(&jp->templates, i);
+		const struct sp__jit_bytes *o = sp__vec_at(&jp->templates, i);
 
 		if (o->hash == t.hash && o->len == len && o->tab == tab &&
 		    memcmp(o->code, code, len) == 0)
@@ -173,7 +173,7 @@ void sp__jit_templates_clear(struct sp__jit_proc *jp)
 	size_t i;
 
 	for (i = 0; i < jp->templates.len; i++) {
-		struct sp__jit_template *t = sp__vec_at(&jp->templates, i);
+		struct sp__jit_bytes *t = sp__vec_at(&jp->templates, i);
 
 		sp__mem_free(mem, t->code, t->len);
 		sp__jit_table_put(mem, t->tab);
@@ -182,7 +182,7 @@ void sp__jit_templates_clear(struct sp__jit_proc *jp)
 }
 
 /* Whether the template @t starts at @start, given the bytes @buf at @at. */
-static bool template_at(const struct sp__jit_template *t, const uint8_t *buf,
+static bool template_at(const struct sp__jit_bytes *t, const uint8_t *buf,
 			uint64_t at, size_t buf_len, uint64_t start)
 {
 	uint64_t off = start - at;
@@ -198,7 +198,7 @@ bool sp__jit_dump_infer(struct sp__jit_proc *jp, uint64_t pc, uint64_t time)
 	uint64_t at;
 
 	for (i = 0; i < jp->templates.len; i++) {
-		const struct sp__jit_template *t = sp__vec_at(&jp->templates, i);
+		const struct sp__jit_bytes *t = sp__vec_at(&jp->templates, i);
 
 		longest = t->len > longest ? t->len : longest;
 	}
@@ -209,7 +209,7 @@ bool sp__jit_dump_infer(struct sp__jit_proc *jp, uint64_t pc, uint64_t time)
 	if (sp__jit_vm_read(&jp->pid, at, buf, len))
 		return false;
 	for (i = 0; i < jp->templates.len; i++) {
-		const struct sp__jit_template *t = sp__vec_at(&jp->templates, i);
+		const struct sp__jit_bytes *t = sp__vec_at(&jp->templates, i);
 
 		for (k = 0; k < t->len; k++) {
 			uint64_t start = pc - k;

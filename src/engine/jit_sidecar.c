@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The recorder's own jitdump files: names of GDB JIT functions, kept at once. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,10 +29,10 @@
  *                                      clock; code bytes read from the
  *                                      target), CODE_CLOSE at the end
  *
- * The directory (the recorder's jit_dir option; spulse record: FILE.jit)
- * is created on first use; sidecars a previous recording left there are
- * removed when the recorder opens, so the directory describes one
- * recording. The file's absolute path is the path of the modules jit_gdb.c
+ * The directory is the recorder's JIT side directory (jit_side.h; the
+ * jit_dir option, spulse record: FILE.jit), created on first use;
+ * sidecars a previous recording left there are removed when the
+ * recorder opens, so the directory describes one recording. The file's absolute path is the path of the modules jit_gdb.c
  * maps over the objects' code, and of a module record of size 0 written
  * for the process when the file is opened: that is how a symbolizer
  * finds it, under the same generation rules as the jitdump files JITs
@@ -45,61 +44,28 @@
 
 #define CODE_MAX (1u << 20) /* code bytes copied per function */
 
-static int dir_path(struct sp_recorder *rec, char *buf, size_t len)
-{
-	struct sp__jit *jit = rec->jit;
-	int n;
-
-	if (!jit->dir)
-		return -ENOENT; /* no JIT side directory: names are not kept */
-	n = snprintf(buf, len, "%s", jit->dir);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-void sp__jit_sidecar_clean(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int n;
-
-	if (!dir || !(d = opendir(dir)))
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "gdbjit-", 7) != 0 ||
-		    !strstr(de->d_name, ".dump"))
-			continue;
-		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (n > 0 && (size_t)n < sizeof(path))
-			unlink(path);
-	}
-	closedir(d);
-}
-
-/* The directory, made once; its absolute path in @abs (PATH_MAX). */
+/*
+ * The side directory, made once (jit_side.h: 0700 with the marker, so
+ * the next recording into it removes these files); its absolute path in
+ * @abs (PATH_MAX).
+ */
 static int dir_ready(struct sp_recorder *rec, char *abs)
 {
 	struct sp__jit *jit = rec->jit;
-	char path[PATH_MAX];
-	struct stat st;
+	struct sp__jit_side *side = &rec->jit_side;
 	int err;
 
 	if (jit->dir_err)
 		return jit->dir_err;
-	err = dir_path(rec, path, sizeof(path));
-	if (!err && mkdir(path, 0755) < 0 && errno != EEXIST)
+	err = sp__jit_side_open(side); /* -ENOENT: names are not kept */
+	if (!err && !realpath(side->dir, abs))
 		err = -errno;
-	if (!err && (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)))
-		err = -ENOTDIR; /* a symlink or a file where it should be */
-	if (!err && !realpath(path, abs))
-		err = -errno;
-	if (err) {
-		jit->dir_err = err;
+	if (err && err != -ENOENT)
 		sp__log(jit->logger, SP_LOG_WARN,
-			"JIT names directory %s: %s (names of GDB JIT code "
+			"JIT side directory %s: %s (names of GDB JIT code "
 			"are not kept)",
-			path, sp_strerror(err));
-	}
+			side->dir, sp_strerror(err));
+	jit->dir_err = err;
 	return err;
 }
 
@@ -156,7 +122,7 @@ static int side_open(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		return -ENAMETOOLONG;
 	jp->side_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 					 O_CLOEXEC,
-			   0644);
+			   0600);
 	if (jp->side_fd < 0)
 		return -errno;
 	sp__vec_init(&hdr, 1);

@@ -45,7 +45,7 @@ struct live_piece {
 };
 
 int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
-		const char *dir, struct sp__jit **out)
+		struct sp__jit **out)
 {
 	struct sp__jit *jit = sp__mem_calloc(mem, 1, sizeof(*jit));
 	long page = sysconf(_SC_PAGESIZE);
@@ -60,17 +60,6 @@ int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
 	sp__vec_init(&jit->cache, sizeof(struct sp__jit_table *));
 	sp__vec_init(&jit->cache_keys, 2 * sizeof(uint64_t));
 	sp__jit_desc_cache_init(jit);
-	if (dir) {
-		size_t len = strlen(dir);
-
-		sp__jit_sidecar_clean(dir);
-		jit->dir = sp__mem_alloc(mem, len + 1);
-		if (!jit->dir) {
-			sp__mem_free(mem, jit, sizeof(*jit));
-			return -ENOMEM;
-		}
-		memcpy(jit->dir, dir, len + 1);
-	}
 	*out = jit;
 	return 0;
 }
@@ -87,8 +76,6 @@ void sp__jit_free(struct sp__jit *jit)
 	sp__vec_fini(&jit->cache, &jit->mem);
 	sp__vec_fini(&jit->cache_keys, &jit->mem);
 	sp__jit_desc_cache_free(jit);
-	if (jit->dir)
-		sp__mem_free(&jit->mem, jit->dir, strlen(jit->dir) + 1);
 	sp__mem_free(&jit->mem, jit, sizeof(*jit));
 }
 
@@ -136,7 +123,7 @@ struct sp__jit_proc *sp__jit_proc_of(struct sp__jit *jit, struct sp__process *p)
 	sp__vec_init(&jp->areas, sizeof(struct sp__jit_area));
 	sp__vec_init(&jp->live, sizeof(struct live_piece));
 	sp__vec_init(&jp->regens, sizeof(struct sp__jit_regen));
-	sp__vec_init(&jp->templates, sizeof(struct sp__jit_template));
+	sp__vec_init(&jp->templates, sizeof(struct sp__jit_bytes));
 	p->jit = jp;
 	return jp;
 }

@@ -84,7 +84,7 @@ struct sp__jit_area {
 };
 
 /* Code whose unwinding info is known, to recognise copies by their bytes. */
-struct sp__jit_template {
+struct sp__jit_bytes {
 	uint64_t hash;
 	uint8_t *code;
 	size_t len;
@@ -138,7 +138,7 @@ struct sp__jit_proc {
 	size_t pend_len;
 	size_t pend_cap;
 	bool pend_unwind;
-	struct sp__vec templates; /* struct sp__jit_template (jit_dump.c) */
+	struct sp__vec templates; /* struct sp__jit_bytes (jit_dump.c) */
 	/* GDB JIT (jit_gdb.c) */
 	uint64_t desc_addr;	 /* 0: none known */
 	uint32_t desc_module;	 /* spool id of the module defining it */
@@ -170,9 +170,7 @@ struct sp__jit_proc {
 struct sp__jit {
 	struct sp__mem mem;
 	const struct sp_logger *logger;
-	char *dir; /* sidecar directory; NULL: from the spool path, later */
-	bool dir_ready;
-	int dir_err;
+	int dir_err; /* the side directory failed once: no more sidecars */
 	uint64_t side_seq;
 	uint64_t page_size;
 	struct sp__vec cache; /* struct sp__jit_table *: jitdump dedup */
@@ -186,7 +184,7 @@ struct sp__jit {
 /* ---- jit_track.c: lifetime, tables, regions, snapshots, hooks ---- */
 
 int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
-		const char *dir, struct sp__jit **out);
+		struct sp__jit **out);
 void sp__jit_free(struct sp__jit *jit);
 
 /* The state of @p, created on first use (NULL on -ENOMEM). */
@@ -307,8 +305,6 @@ int sp__jit_sidecar_object(struct sp_recorder *rec, struct sp__jit_proc *jp,
 			   const struct sp__jit_elf *e, uint64_t stamp);
 /* The sidecar's absolute path, or NULL (none: names are not kept). */
 const char *sp__jit_sidecar_path(const struct sp__jit_proc *jp);
-/* Removes the sidecars (gdbjit-*.dump) a previous recording left in @dir. */
-void sp__jit_sidecar_clean(const char *dir);
 /* Closes @jp's sidecar with a CODE_CLOSE record at @time. */
 void sp__jit_sidecar_close(struct sp__jit_proc *jp, uint64_t time);
 

@@ -58,6 +58,12 @@ static void desc_from_entry(const struct sp__maps_entry *e,
 	d->dev_minor = e->dev_minor;
 	d->path = e->path;
 	d->path_len = e->path_len;
+	/* As an MMAP2 record gives anonymous code (vm_pgoff = start). */
+	if (e->path_len == 0) {
+		d->path = "//anon";
+		d->path_len = 6;
+		d->offset = e->start;
+	}
 }
 
 /*

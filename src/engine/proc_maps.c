@@ -111,8 +111,11 @@ int sp__maps_parse_line(const char *line, size_t len,
 
 int sp__maps_is_tracked(const struct sp__maps_entry *e)
 {
-	if (e->perms[2] != 'x' || e->path_len == 0)
+	if (e->perms[2] != 'x')
 		return 0;
+	/* Anonymous code (JIT): tracked as MMAP2 reports it, "//anon". */
+	if (e->path_len == 0)
+		return 1;
 	/* Pseudo files: only [vdso] has unwind data we can read. */
 	if (e->path[0] == '[')
 		return e->path_len == 6 && memcmp(e->path, "[vdso]", 6) == 0;

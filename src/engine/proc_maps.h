@@ -28,7 +28,11 @@ struct sp__maps_entry {
 int sp__maps_parse_line(const char *line, size_t len,
 			struct sp__maps_entry *out);
 
-/* Whether a parsed entry is an executable mapping the recorder tracks. */
+/*
+ * Whether a parsed entry is an executable mapping the recorder tracks:
+ * files, [vdso], and anonymous code (JIT runtimes), which the recorder
+ * describes as an MMAP2 record would: path "//anon", offset = start.
+ */
 int sp__maps_is_tracked(const struct sp__maps_entry *e);
 
 /*

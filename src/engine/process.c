@@ -20,12 +20,16 @@
 
 #include <stackpulse/error.h>
 
+#include "jit_arena.h"
+#include "jit_side.h"
+#include "jit_table.h"
 #include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
+#include "writer_internal.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 		    struct sp_writer *writer, struct sp_unwinder *unwinder)
@@ -249,6 +253,10 @@ static void module_to_mapping(const struct sp__module *m, struct sp_mapping *o)
 	o->path = m->unwind_path;
 	o->module_id = m->id;
 	o->flags = m->flags;
+	if (m->jit_id) { /* code the unwinder has a table for */
+		o->flags |= SP__MAPPING_JIT;
+		o->inode = m->jit_id;
+	}
 }
 
 /* Writes @m's module record, then prepares its unwind table. */
@@ -299,6 +307,10 @@ static int module_add(struct sp__procs *procs, struct sp__process *proc,
 
 	if (err)
 		return err;
+	if (sp__jit_arena_candidate(&m)) {
+		m.jit_tries = SP__JIT_ARENA_TRIES;
+		proc->jit_pending++;
+	}
 	err = module_emit(procs, proc, &m);
 	if (err)
 		module_fini(procs->mem, &m);
@@ -426,6 +438,10 @@ int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
 	err = sp__python_unmark(procs, proc);
 	if (!err)
 		err = sp__procs_sync(procs);
+	/* The generation ends at this frame count (jit_side_names.h). */
+	if (!err && procs->jit_side && proc->modules.len)
+		sp__jit_side_save(procs->jit_side, proc->pid,
+				  sp__writer_frame_count(procs->writer));
 	if (!err)
 		err = sp_writer_deactivate_process(procs->writer, proc->pid);
 	if (err)

@@ -24,6 +24,8 @@
 struct sp__jit_proc;
 
 /** struct sp__module is one active module generation of a process. */
+struct sp__jit_side;
+
 struct sp__module {
 	uint32_t id;	/* spool module id */
 	uint32_t flags; /* SP_MAPPING_* */
@@ -37,6 +39,9 @@ struct sp__module {
 	char *path; /* verbatim, NUL-terminated */
 	size_t path_len;
 	char *unwind_path; /* where to read the file (map_files for deleted) */
+	uint64_t jit_id;   /* JIT table of its code (jit_arena.h), 0: none */
+	uint64_t jit_next_ns; /* when to look at its code again */
+	uint32_t jit_tries;   /* looks left; 0: not a candidate (any more) */
 };
 
 /** struct sp__event is one perf event of a process: one thread, one CPU. */
@@ -86,6 +91,8 @@ struct sp__process {
 	struct sp__jit_proc *jit; /* JIT code state (jit_track.h), or NULL */
 	uint64_t dying_ns;     /* when the group's death was seen */
 	bool sampled;	       /* a sample since the last recovery sweep */
+	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
+	uint32_t jit_reads;    /* their code read whole so far (bounded) */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */
@@ -110,6 +117,9 @@ struct sp__procs {
 	 * modes, where the thread applying modules must not stall).
 	 */
 	bool lazy_tables;
+	/* Copies of JIT runtimes' data per generation (NULL: none). */
+	struct sp__jit_side *jit_side;
+	bool no_jit_code; /* SP_RECORDER_NO_JIT_CODE: never read their code */
 };
 
 static inline int sp__procs_sync(struct sp__procs *procs)

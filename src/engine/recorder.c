@@ -15,6 +15,7 @@
 
 #include <stackpulse/error.h>
 
+#include "jit_side_names.h"
 #include "jit_track.h"
 #include "opts.h"
 #include "perf_event.h"
@@ -28,8 +29,6 @@ static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
 			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
-		return -EINVAL;
-	if (o->jit_dir && !*o->jit_dir)
 		return -EINVAL;
 	if (o->stack_size > 65528)
 		return -EINVAL;
@@ -174,9 +173,15 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	if (!err)
 		err = parts_new(rec, &o);
 	if (!err && !(o.flags & SP_RECORDER_NO_JIT_CODE))
-		err = sp__jit_new(&rec->mem, rec->logger, o.jit_dir, &rec->jit);
+		err = sp__jit_new(&rec->mem, rec->logger, &rec->jit);
 	sp__procs_init(&rec->procs, &rec->mem, rec->writer, rec->unwinder);
 	rec->procs.logger = rec->logger;
+	rec->jit_side.dirfd = -1;
+	if (!err)
+		err = sp__jit_side_init(&rec->jit_side, &rec->mem, rec->logger,
+					o.jit_dir);
+	rec->procs.jit_side = &rec->jit_side;
+	rec->procs.no_jit_code = !!(o.flags & SP_RECORDER_NO_JIT_CODE);
 	if (!err && worker_count(o.threads))
 		err = sp__pipeline_new(rec, worker_count(o.threads));
 	if (err) {
@@ -279,6 +284,25 @@ int sp_recorder_flush(struct sp_recorder *rec)
 	return err ? err : ferr;
 }
 
+/*
+ * The generations still running when the recording ends: their perf maps
+ * go to the side directory as they are now (processes with no module left
+ * were retired, and their copy made then).
+ */
+static void keep_running_maps(struct sp_recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->procs.list.len; i++) {
+		const struct sp__process *p =
+			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
+
+		if (p->modules.len)
+			sp__jit_side_save(&rec->jit_side, p->pid,
+					  SP__JIT_SIDE_OPEN);
+	}
+}
+
 int sp_recorder_finish(struct sp_recorder *rec)
 {
 	int err, ferr;
@@ -289,6 +313,7 @@ int sp_recorder_finish(struct sp_recorder *rec)
 		return 0;
 	sp__recorder_set_enabled(rec, false);
 	err = sp_recorder_flush(rec);
+	keep_running_maps(rec);
 	ferr = sp_writer_finish(rec->writer);
 	rec->finished = true;
 	return err ? err : ferr;
@@ -354,6 +379,8 @@ void sp_recorder_summary(const struct sp_recorder *rec,
 	for (size_t i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
 		out->errors[i] += rec->ustats.errors[i];
 	memcpy(out->fallbacks, rec->ustats.fallbacks, sizeof(out->fallbacks));
+	out->jit_maps_kept = rec->jit_side.saved;
+	out->jit_maps_failed = rec->jit_side.failed;
 }
 
 void sp_recorder_close(struct sp_recorder *rec)
@@ -367,6 +394,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__system_free(rec);
 	sp__pipeline_free(rec); /* threads first: they read rings and maps */
 	sp__procs_fini(&rec->procs);
+	sp__jit_side_fini(&rec->jit_side);
 	sp__jit_free(rec->jit); /* after the processes: they hold its tables */
 	for (i = 0; i < rec->rings.len; i++) {
 		struct sp__ring *r = sp__vec_at(&rec->rings, i);

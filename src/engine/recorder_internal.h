@@ -8,6 +8,7 @@
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "jit_side.h"
 #include "kernel_module.h"
 #include "mem.h"
 #include "merge.h"
@@ -66,6 +67,7 @@ struct sp_recorder {
 	int capture_err;
 	const _Atomic uint64_t *vclock;
 	bool replay;
+	struct sp__jit_side jit_side;
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;

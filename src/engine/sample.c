@@ -14,6 +14,7 @@
 
 #include <linux/perf_event.h>
 
+#include "jit_arena.h"
 #include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
@@ -93,6 +94,10 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	}
 	if (p)
 		p->sampled = true;
+	/* Python's trampolines are read once their arena is filled. */
+	if (p && p->jit_pending && p->py_marked && !rec->replay &&
+	    !rec->procs.no_jit_code)
+		sp__jit_arena_check(&rec->procs, p, s->time);
 	if (cover_pc(rec, p, s))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);

@@ -102,9 +102,10 @@ enum sp__xkind {
 };
 
 struct sp__xframe {
-	const char *name;   /* never NULL */
-	const char *file;   /* NULL when unknown */
-	const char *module; /* NULL when none */
+	const char *name;	 /* never NULL */
+	const char *system_name; /* mangled symbol of @name, NULL if none */
+	const char *file;	 /* NULL when unknown */
+	const char *module;	 /* NULL when none */
 	uint32_t line;
 	uint32_t kind;	       /* enum sp__xkind */
 	uint32_t flags;	       /* SP_RESOLVED_* of the first occurrence */

@@ -7,8 +7,9 @@
  *     address, its mapping, and one Line per symbolized frame of its inline
  *     chain, innermost first (pprof's convention). Two stacks that share a
  *     raw frame and resolve it identically share the Location;
- *   - a Function is a distinct (name, file); system_name repeats the name
- *     (the symbolizer hands out one spelling). The truncation marker is
+ *   - a Function is a distinct (name, file); system_name is the mangled
+ *     symbol of a demangled C++ or Rust name, else the name again. The
+ *     truncation marker is
  *     the function "[stack truncated]": pprof's name simplification
  *     strips "<...>" as C++ template arguments, so "<stack truncated>"
  *     would show as an empty name;
@@ -61,6 +62,7 @@ struct pp_owned {
 struct pp_func {
 	uint32_t name; /* string indices */
 	uint32_t file;
+	uint32_t system_name; /* the mangled symbol, else the name */
 };
 
 struct pprof {
@@ -210,7 +212,8 @@ static int pp_fixed_strings(struct pprof *pp)
 }
 
 /* Returns the 1-based function id of (@name, @file), or -ENOMEM. */
-static int64_t pp_func(struct pprof *pp, uint32_t name, uint32_t file)
+static int64_t pp_func(struct pprof *pp, uint32_t name, uint32_t file,
+		       uint32_t system_name)
 {
 	uint64_t key = sp__xhash_u64(((uint64_t)name << 32) | file);
 	size_t pos = 0;
@@ -225,6 +228,7 @@ static int64_t pp_func(struct pprof *pp, uint32_t name, uint32_t file)
 		return -ENOMEM;
 	pp->funcs[pp->nfuncs].name = name;
 	pp->funcs[pp->nfuncs].file = file;
+	pp->funcs[pp->nfuncs].system_name = system_name;
 	return (int64_t)++pp->nfuncs;
 }
 
@@ -242,11 +246,14 @@ static int pp_functions(struct pprof *pp)
 		int64_t name = pp_str(pp, cut ? "[stack truncated]" :
 						prof->frames[i].name);
 		int64_t file = pp_str(pp, prof->frames[i].file);
+		int64_t sys = prof->frames[i].system_name ?
+				      pp_str(pp, prof->frames[i].system_name) :
+				      name;
 		int64_t fn;
 
-		if (name < 0 || file < 0)
+		if (name < 0 || file < 0 || sys < 0)
 			return -ENOMEM;
-		fn = pp_func(pp, (uint32_t)name, (uint32_t)file);
+		fn = pp_func(pp, (uint32_t)name, (uint32_t)file, (uint32_t)sys);
 		if (fn < 0)
 			return -ENOMEM;
 		pp->func_of_frame[i] = (uint32_t)fn;
@@ -787,7 +794,7 @@ static int pp_emit_functions(struct pprof *pp)
 			perftools__profiles__function__init(&f[k]);
 			f[k].id = i + 1;
 			f[k].name = pp->funcs[i].name;
-			f[k].system_name = pp->funcs[i].name;
+			f[k].system_name = pp->funcs[i].system_name;
 			f[k].filename = pp->funcs[i].file;
 			ptrs[k] = &f[k];
 		}

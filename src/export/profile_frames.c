@@ -126,8 +126,12 @@ static int intern_frame(struct sp__profile *prof,
 	}
 	f = (struct sp__xframe){
 		.name = rf->name ? rf->name : "??",
+		.system_name = rf->mangled_name,
 		.file = rf->file,
-		.module = rf->module,
+		/* A Python function's module is its .py file, not the map. */
+		.module = rf->kind == SP_RESOLVED_PYTHON && rf->file ?
+				  rf->file :
+				  rf->module,
 		.line = rf->line,
 		.kind = frame_kind(prof, rf),
 		.flags = rf->flags,

@@ -491,6 +491,7 @@ static int decode_python(struct sp_spool *s, struct rd *r, bool apply,
 {
 	struct sp_python_record *p = &ev->u.python;
 	uint8_t flag;
+	uint32_t at;
 	int err;
 
 	err = get_u(r, &p->timestamp_ns);
@@ -501,8 +502,14 @@ static int decode_python(struct sp_spool *s, struct rd *r, bool apply,
 	if (err)
 		return err;
 	p->is_python_runtime = flag ? 1 : 0;
-	if (apply && s->keep_python && sp__vec_push(&s->python, &s->mem, p))
+	if (!apply || !s->keep_python)
+		return 0;
+	/* Where in the frame stream it came: which process generation. */
+	at = (uint32_t)s->frames.len;
+	if (sp__vec_reserve(&s->python_at, &s->mem, 1) ||
+	    sp__vec_push(&s->python, &s->mem, p))
 		return -ENOMEM;
+	sp__vec_push(&s->python_at, &s->mem, &at); /* reserved */
 	return 0;
 }
 
@@ -514,6 +521,7 @@ static void retire(struct sp_spool *s, size_t i)
 	if (m->deactivated_at != SP_NEVER)
 		return;
 	m->deactivated_at = (uint32_t)s->frames.len;
+	s->retirements++;
 	/* Room was reserved by the caller. */
 	(void)sp__vec_push(&s->retired, &s->mem, &m->id);
 }

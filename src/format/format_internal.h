@@ -66,6 +66,8 @@ struct sp_spool {
 	struct sp__vec stacks;	/* struct sp_stack_node */
 	struct sp__vec threads; /* struct sp_thread */
 	struct sp__vec python;	/* struct sp_python_record, if keep_python */
+	/* uint32_t: the frame count at each of them (their generation) */
+	struct sp__vec python_at;
 	struct sp__vec retired; /* uint32_t module ids retired by the last
 				   tag 7/8 record decoded */
 	/*
@@ -77,6 +79,7 @@ struct sp_spool {
 	 */
 	struct sp__vec frame_ns;
 	bool frame_ns_failed; /* a growth failed: no later frame gets one */
+	uint64_t retirements;	/* modules retired so far (tag 7 and 8) */
 	bool keep_python;
 	bool have_first;
 	uint64_t first_ns; /* first sample in file order (§8) */

@@ -24,6 +24,7 @@ void sp__spool_init(struct sp_spool *spool, const struct sp__mem *mem,
 	sp__vec_init(&spool->stacks, sizeof(struct sp_stack_node));
 	sp__vec_init(&spool->threads, sizeof(struct sp_thread));
 	sp__vec_init(&spool->python, sizeof(struct sp_python_record));
+	sp__vec_init(&spool->python_at, sizeof(uint32_t));
 	sp__vec_init(&spool->retired, sizeof(uint32_t));
 	sp__vec_init(&spool->frame_ns, sizeof(uint64_t));
 	spool->keep_python = keep_python;
@@ -38,6 +39,7 @@ void sp__spool_fini(struct sp_spool *spool)
 	sp__vec_fini(&spool->stacks, mem);
 	sp__vec_fini(&spool->threads, mem);
 	sp__vec_fini(&spool->python, mem);
+	sp__vec_fini(&spool->python_at, mem);
 	sp__vec_fini(&spool->retired, mem);
 	sp__vec_fini(&spool->frame_ns, mem);
 	sp__arena_fini(&spool->arena, mem);

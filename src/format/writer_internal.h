@@ -129,4 +129,14 @@ void sp__writer_memo_free(struct sp_writer *w);
  */
 int sp__writer_push(struct sp_writer *w);
 
+/*
+ * Frame records written so far: where a tag-7 retirement written now
+ * falls in the frame stream (SPULSE3 §6), which names the ending process
+ * generation (src/base/jit_side_names.h).
+ */
+static inline uint32_t sp__writer_frame_count(const struct sp_writer *w)
+{
+	return w->frame_count;
+}
+
 #endif /* SP_FORMAT_WRITER_INTERNAL_H */

@@ -20,7 +20,9 @@
  * the 5-byte-ish sample record. A direct-mapped whole-stack memo (hash of
  * the raw frame array -> leaf node id, verified by comparing the stored
  * frames) skips the per-frame walk in that case, so the hot path is one
- * hash, one memcmp and no allocation. The output is unchanged because a
+ * hash, one memcmp and no allocation. The memo also holds the caller
+ * path of each stack walked in full (the frames without the leaf), so a
+ * new leaf under known callers costs one frame and one node lookup. The output is unchanged because a
  * fully known stack defines nothing. Entries containing unpinned frames
  * carry the unpinned-cache generation and die with it; entries of pinned
  * frames and markers stay valid forever (their caches are never cleared).
@@ -197,14 +199,21 @@ static uint32_t node_intern(struct sp_writer *w, uint32_t parent,
 	return id;
 }
 
-/* Walks root (last) to leaf (first); returns the leaf node id. */
-static uint32_t stack_intern(struct sp_writer *w, const struct sp_frame *frames,
-			     size_t n)
+/*
+ * Walks root (last) to leaf (first) below node @parent (SP_NO_PARENT: a
+ * whole stack); returns the leaf node id, and in *@caller the node of
+ * frames[1] (@parent when n == 1).
+ */
+static uint32_t stack_intern(struct sp_writer *w, uint32_t parent,
+			     const struct sp_frame *frames, size_t n,
+			     uint32_t *caller)
 {
-	uint32_t parent = SP_NO_PARENT;
-
-	while (n-- > 0)
+	*caller = parent;
+	while (n-- > 0) {
+		if (n == 0)
+			*caller = parent;
 		parent = node_intern(w, parent, frame_intern(w, &frames[n]));
+	}
 	return parent;
 }
 
@@ -252,10 +261,10 @@ static uint32_t thread_intern(struct sp_writer *w, int32_t pid, int32_t tid)
  * a sample's new frames never outnumber its new nodes; the node limit is
  * reached first.
  */
-static uint64_t count_new_nodes(struct sp_writer *w,
+static uint64_t count_new_nodes(struct sp_writer *w, uint32_t parent,
 				const struct sp_frame *frames, size_t n)
 {
-	uint32_t parent = SP_NO_PARENT, frame;
+	uint32_t frame;
 	size_t i = n;
 
 	while (i-- > 0) {
@@ -267,8 +276,9 @@ static uint64_t count_new_nodes(struct sp_writer *w,
 }
 
 /* §7 rule 7: exact check, with a dry run only when the limit is near. */
-static int ids_check(struct sp_writer *w, const struct sp_frame *frames,
-		     size_t n, int32_t pid, int32_t tid)
+static int ids_check(struct sp_writer *w, uint32_t parent,
+		     const struct sp_frame *frames, size_t n, int32_t pid,
+		     int32_t tid)
 {
 	uint64_t limit = w->id_limit, new_nodes = n, new_threads = 1;
 	uint32_t index;
@@ -276,7 +286,7 @@ static int ids_check(struct sp_writer *w, const struct sp_frame *frames,
 	if (w->node_count + new_nodes <= limit &&
 	    w->thread_count + new_threads <= limit)
 		return 0;
-	new_nodes = count_new_nodes(w, frames, n);
+	new_nodes = count_new_nodes(w, parent, frames, n);
 	new_threads = !thread_known(w, pid, tid, &index);
 	if (w->node_count + new_nodes > limit ||
 	    w->thread_count + new_threads > limit)
@@ -286,13 +296,22 @@ static int ids_check(struct sp_writer *w, const struct sp_frame *frames,
 
 /* ---- whole-stack memo ---- */
 
-static uint64_t memo_hash(const struct sp_frame *f, size_t n)
+/*
+ * Hash of the frame array, root to leaf, and in *@caller that of its
+ * caller path frames[1..n) (the stack without its leaf): both are looked
+ * up, so a new leaf under a known path interns one frame and one node
+ * instead of the whole depth (deep stacks, e.g. Python's, repeat their
+ * callers with ever new leaf pcs). Lengths are compared by memo_find.
+ */
+static uint64_t memo_hash(const struct sp_frame *f, size_t n, uint64_t *caller)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), x;
-	size_t i;
+	uint64_t h = 0x9e3779b97f4a7c15ull, x;
+	size_t i = n;
 
 	/* One multiply on the dependency chain per frame; memcmp verifies. */
-	for (i = 0; i < n; i++) {
+	while (i-- > 0) {
+		if (i == 0)
+			*caller = h ^ (h >> 32);
 		x = f[i].abs_ip ^
 		    (f[i].file_relative_ip * 0xff51afd7ed558ccdull) ^
 		    ((uint64_t)f[i].module_id << 32 | f[i].mode);
@@ -412,26 +431,49 @@ static int sample_reserve(struct sp_writer *w, size_t n, size_t nunpinned)
 					     SP_REC_SAMPLE_MAX);
 }
 
+static size_t count_unpinned(const struct sp_frame *frames, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += frame_is_unpinned(&frames[i]);
+	return k;
+}
+
+/*
+ * Writes what the memo did not know: below the caller path's node when
+ * the memo knows that path (only the leaf is new, and only the leaf needs
+ * checking: the path was checked when it was written), else the whole
+ * stack, remembering its caller path as well.
+ */
 static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
 		       int32_t pid, int32_t tid, const struct sp_frame *frames,
-		       size_t n, uint64_t hash)
+		       size_t n, const uint64_t hash[2])
 {
-	size_t nunpinned;
-	uint32_t leaf, thread;
+	uint32_t leaf, thread, base = SP_NO_PARENT, caller;
+	size_t nunpinned, todo = n;
 	int err;
 
-	err = frames_check(w, frames, n, &nunpinned);
+	if (n > 1 && memo_find(w, frames + 1, n - 1, hash[1], &base))
+		todo = 1;
+	else
+		base = SP_NO_PARENT;
+	err = frames_check(w, frames, todo, &nunpinned);
 	if (!err)
-		err = ids_check(w, frames, n, pid, tid);
+		err = ids_check(w, base, frames, todo, pid, tid);
 	if (!err)
-		err = sample_reserve(w, n, nunpinned);
+		err = sample_reserve(w, todo, nunpinned);
 	if (err)
 		return err;
-	leaf = stack_intern(w, frames, n);
+	leaf = stack_intern(w, base, frames, todo, &caller);
 	thread = thread_intern(w, pid, tid);
 	sample_encode(w, delta, thread, leaf);
 	w->last_ns = ts;
-	memo_store(w, frames, n, hash, leaf, nunpinned > 0);
+	nunpinned = count_unpinned(frames, n);
+	if (todo == n && n > 1)
+		memo_store(w, frames + 1, n - 1, hash[1], caller,
+			   nunpinned > (size_t)frame_is_unpinned(&frames[0]));
+	memo_store(w, frames, n, hash[0], leaf, nunpinned > 0);
 	return 0;
 }
 
@@ -441,7 +483,7 @@ SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
 {
 	uint32_t leaf, thread;
 	int64_t delta;
-	uint64_t hash;
+	uint64_t hash[2] = { 0, 0 };
 	int err;
 
 	if (!w || pid < 1 || tid < 1 || (!frames && nframes))
@@ -452,8 +494,8 @@ SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
 		return 0;
 	if (!delta_of(w->last_ns, timestamp_ns, &delta))
 		return SP_EDELTA;
-	hash = memo_hash(frames, nframes);
-	if (!memo_find(w, frames, nframes, hash, &leaf) ||
+	hash[0] = memo_hash(frames, nframes, &hash[1]);
+	if (!memo_find(w, frames, nframes, hash[0], &leaf) ||
 	    !thread_known(w, pid, tid, &thread))
 		return sample_slow(w, timestamp_ns, delta, pid, tid, frames,
 				   nframes, hash);

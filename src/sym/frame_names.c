@@ -169,22 +169,63 @@ static const char *copy_str(char **cursor, const char *s)
 	return dst;
 }
 
+/*
+ * Demangled names of @frames (NULL where none), in blocks of @mem whose
+ * sizes go to @sizes; the entry copies them, and entry_names_free drops
+ * the blocks.
+ */
+static void entry_names(const struct sp__mem *mem,
+			const struct sp_resolved_frame *frames, size_t n,
+			char **names, size_t *sizes)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		names[i] = NULL;
+		if (!frames[i].mangled_name &&
+		    frames[i].kind != SP_RESOLVED_PYTHON)
+			names[i] = sp__demangle(mem, frames[i].name, &sizes[i]);
+	}
+}
+
+static void entry_names_free(const struct sp__mem *mem, char **names,
+			     const size_t *sizes, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i])
+			sp__mem_free(mem, names[i], sizes[i]);
+}
+
 struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 					const struct sp_resolved_frame *frames,
-					size_t n, const char *borrowed_module)
+					size_t n, const char *borrowed_module,
+					bool demangle)
 {
 	size_t i, bytes = sizeof(struct sp__sym_entry) + n * sizeof(*frames);
+	char *names[SP_SYM_MAX_CHAIN] = { NULL };
+	size_t sizes[SP_SYM_MAX_CHAIN];
 	struct sp__sym_entry *e;
 	char *cursor;
 
+	if (n > SP_SYM_MAX_CHAIN)
+		return NULL;
+	if (demangle)
+		entry_names(mem, frames, n, names, sizes);
 	for (i = 0; i < n; i++) {
-		bytes += str_bytes(frames[i].name) + str_bytes(frames[i].file);
+		bytes += str_bytes(frames[i].file);
+		bytes += str_bytes(frames[i].mangled_name);
+		bytes += str_bytes(frames[i].name);
+		bytes += names[i] ? strlen(names[i]) + 1 : 0;
 		if (frames[i].module != borrowed_module)
 			bytes += str_bytes(frames[i].module);
 	}
 	e = sp__mem_alloc(mem, bytes);
-	if (!e)
+	if (!e) {
+		entry_names_free(mem, names, sizes, n);
 		return NULL;
+	}
 	e->hdr.key = key;
 	e->hdr.bytes = bytes;
 	e->count = (uint32_t)n;
@@ -193,11 +234,19 @@ struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 	for (i = 0; i < n; i++) {
 		e->frames[i] = frames[i];
 		e->frames[i].name = copy_str(&cursor, frames[i].name);
+		e->frames[i].mangled_name =
+			copy_str(&cursor, frames[i].mangled_name);
 		e->frames[i].file = copy_str(&cursor, frames[i].file);
 		if (frames[i].module != borrowed_module)
 			e->frames[i].module =
 				copy_str(&cursor, frames[i].module);
+		/* Demangled: the name a reader sees, the symbol beside it. */
+		if (names[i]) {
+			e->frames[i].mangled_name = e->frames[i].name;
+			e->frames[i].name = copy_str(&cursor, names[i]);
+		}
 	}
+	entry_names_free(mem, names, sizes, n);
 	return e;
 }
 

@@ -373,13 +373,22 @@ int sp__perf_map_load(const struct sp__mem *mem, const char *dir, int32_t pid,
 		      struct sp__perf_map **out, uint64_t *identity)
 {
 	char path[4096];
-	struct stat st;
-	int fd, err;
+	int err;
 
 	err = snprintf(path, sizeof(path), "%s/perf-%d.map",
 		       dir && *dir ? dir : "/tmp", (int)pid);
 	if (err < 0 || (size_t)err >= sizeof(path))
 		return -ENAMETOOLONG;
+	return sp__perf_map_load_file(mem, path, pid, out, identity);
+}
+
+int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
+			   int32_t pid, struct sp__perf_map **out,
+			   uint64_t *identity)
+{
+	struct stat st;
+	int fd, err;
+
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;

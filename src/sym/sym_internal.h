@@ -112,6 +112,10 @@ struct sp__perf_map;
  */
 int sp__perf_map_load(const struct sp__mem *mem, const char *dir, int32_t pid,
 		      struct sp__perf_map **out, uint64_t *identity);
+/* The same for a map file at @path (a copy kept in a JIT side directory). */
+int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
+			   int32_t pid, struct sp__perf_map **out,
+			   uint64_t *identity);
 
 /* Parses perf-map text (START LEN NAME lines, §1.10 rules). */
 int sp__perf_map_parse(const struct sp__mem *mem, const char *data, size_t len,
@@ -129,6 +133,21 @@ int sp__perf_map_lookup(const struct sp__perf_map *map, uint64_t addr,
 
 /* Module paths whose frames may come from perf maps (anonymous classes). */
 bool sp__perf_map_eligible(const char *module_path);
+
+/* ---- demangling (demangle.c) ---- */
+
+/* Longest mangled name demangled (libiberty's stack use grows with it). */
+#define SP__DEMANGLE_IN_MAX 4096
+
+/* Whether @name may be mangled (C++ "_Z...", Rust legacy or "_R..."). */
+bool sp__demangle_candidate(const char *name);
+
+/*
+ * The demangled form of @name as c++filt prints it, in a new block of
+ * @mem of *@size bytes (NUL-terminated); NULL when @name is not a mangled
+ * name, does not parse, is too long, or memory ran out.
+ */
+char *sp__demangle(const struct sp__mem *mem, const char *name, size_t *size);
 
 /* ---- names and flags shared by the core (frame_names.c) ---- */
 

@@ -48,7 +48,7 @@ static int read_opts(const struct sp_symbolizer_opts *opts,
 		return err;
 	if (o->flags & ~(SP_SYMBOLIZER_NO_PERF_MAPS | SP_SYMBOLIZER_NO_KERNEL |
 			 SP_SYMBOLIZER_NO_INLINE | SP_SYMBOLIZER_NO_LINES |
-			 SP_SYMBOLIZER_NO_JIT))
+			 SP_SYMBOLIZER_NO_DEMANGLE | SP_SYMBOLIZER_NO_JIT))
 		return -EINVAL;
 	if (o->perf_map_pid_count && !o->perf_map_pids)
 		return -EINVAL;
@@ -78,7 +78,7 @@ static int cmp_pid(const void *a, const void *b)
 static int copy_opts(struct sp_symbolizer *sym,
 		     const struct sp_symbolizer_opts *o)
 {
-	const char *dirs = o->debug_dirs, *jit_dir;
+	const char *dirs = o->debug_dirs;
 	size_t n = o->perf_map_pid_count;
 	int err;
 
@@ -94,14 +94,14 @@ static int copy_opts(struct sp_symbolizer *sym,
 	err = copy_str(sym, o->perf_map_dir ? o->perf_map_dir : "/tmp",
 		       &sym->perf_map_dir);
 	if (!err)
+		err = copy_str(sym, o->jit_dir, &sym->jit_dir);
+	if (!err)
 		err = copy_str(sym, o->kallsyms_path, &sym->kallsyms_path);
 	if (!err)
 		err = copy_str(sym, dirs ? dirs : "/usr/lib/debug",
 			       &sym->debug_dirs);
 	if (!err)
-		err = copy_str(sym, o->jit_dir, &jit_dir);
-	if (!err)
-		err = sp__sym_jit_new(sym, jit_dir);
+		err = sp__sym_jit_new(sym, sym->jit_dir);
 	if (err || !n)
 		return err;
 	sym->perf_map_pids =
@@ -129,8 +129,6 @@ static void init_state(struct sp_symbolizer *sym)
 	sp__vec_init(&sym->batch_out, sizeof(struct sp_resolved_frame));
 	sp__vec_init(&sym->retire_pids, sizeof(int32_t));
 	sp__vec_init(&sym->retire_modules, sizeof(uint32_t));
-	sp__vec_init(&sym->retire_bounds, sizeof(uint32_t));
-	sp__vec_init(&sym->python_off, sizeof(int32_t));
 	sp__vec_init(&sym->invalid_pids, sizeof(int32_t));
 	sym->vdso_err = 1; /* not tried */
 	sym->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -224,7 +222,7 @@ static void free_backends(struct sp_symbolizer *sym)
 			sp__image_unref(m->img);
 	}
 	for (i = 0; i < sym->pids.len; i++)
-		sp__sym_pid_reset(sym, sp__vec_at(&sym->pids, i));
+		sp__sym_pid_fini(sym, sp__vec_at(&sym->pids, i));
 	if (sym->vdso)
 		sp__image_unref(sym->vdso);
 	sp__ksyms_free(sym->ksyms);
@@ -254,8 +252,6 @@ SP_API void sp_symbolizer_free(struct sp_symbolizer *sym)
 	sp__vec_fini(&sym->batch_out, &mem);
 	sp__vec_fini(&sym->retire_pids, &mem);
 	sp__vec_fini(&sym->retire_modules, &mem);
-	sp__vec_fini(&sym->retire_bounds, &mem);
-	sp__vec_fini(&sym->python_off, &mem);
 	sp__vec_fini(&sym->invalid_pids, &mem);
 	sp__arena_fini(&sym->arena, &mem);
 	/* Last: cached entries and modules borrowed its module paths. */
@@ -269,8 +265,10 @@ struct sp__sym_pid *sp__sym_pid_state(struct sp_symbolizer *sym, int32_t pid,
 {
 	uint64_t key[3] = { (uint64_t)(uint32_t)pid, 0, 0 };
 	uint64_t h = sp__map_hash(key);
-	struct sp__sym_pid p = { .pid = pid, .python = -1 };
+	struct sp__sym_pid p = { .pid = pid };
 	uint32_t idx;
+
+	sp__vec_init(&p.gens, sizeof(struct sp__sym_gen));
 
 	if (sp__map_get(&sym->pid_index, key, h, &idx))
 		return sp__vec_at(&sym->pids, idx);
@@ -363,10 +361,8 @@ static int perf_map_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
 		return 0;
 	if (u->has_mod && !sp__perf_map_eligible(u->mod.path))
 		return 0;
-	if (!sp__sym_perf_map_trusted(sym, pid, frame_id,
-				      u->has_mod ? &u->mod : NULL))
-		return 0;
-	map = sp__sym_perf_map(sym, pid);
+	map = sp__sym_gen_perf_map(sym, pid, frame_id,
+				   u->has_mod ? &u->mod : NULL);
 	if (!map)
 		return 0;
 	memset(&sym->chain[0], 0, sizeof(sym->chain[0]));
@@ -649,7 +645,8 @@ static int insert_chain(struct sp_symbolizer *sym, uint64_t key, int n,
 	const char *borrowed = u->has_mod ? u->mod.path : NULL;
 	int err;
 
-	e = sp__sym_entry_new(&sym->mem, key, sym->chain, (size_t)n, borrowed);
+	e = sp__sym_entry_new(&sym->mem, key, sym->chain, (size_t)n, borrowed,
+			      !(sym->flags & SP_SYMBOLIZER_NO_DEMANGLE));
 	if (!e)
 		return -ENOMEM;
 	err = sp__sym_cache_put(&sym->cache, &e->hdr);

@@ -195,14 +195,26 @@ struct sp__sym_native {
  * once the spool carries Python-runtime markers for the pid, the latest
  * one decides (research/stackpulse-features.md §1.7, §1.10).
  */
+/*
+ * One process generation of a pid (sym_gens.c): the frame records between
+ * two of its tag-7 retirements, and the perf map that names its JIT code.
+ */
+struct sp__sym_gen {
+	uint32_t start; /* first frame id */
+	uint32_t end;	/* frame count at its retirement; SP_NEVER: open */
+	bool content;	/* a module of the pid was defined in it */
+	bool python;	/* it carried a Python-runtime "on" marker */
+	bool tried;	/* @map was looked for */
+	bool from_dir;	/* @map is perf_map_dir's file, not a side copy */
+	struct sp__perf_map *map;
+};
+
 struct sp__sym_pid {
 	int32_t pid;
-	int load_err; /* 0 = loaded (or never tried, see @tried) */
-	bool tried;
-	int8_t python;	    /* latest marker: -1 none seen, 0 off, 1 on */
-	uint32_t gen_start; /* first frame id of the latest generation */
-	struct sp__perf_map *map;
-	uint64_t stat_id[4]; /* dev, ino, size, mtime of the map file; 0 = none */
+	bool any_python;     /* some generation carried an "on" marker */
+	bool dir_read;	     /* perf_map_dir's file was read since a change */
+	struct sp__vec gens; /* struct sp__sym_gen by start; [0].start = 0 */
+	uint64_t stat_id[4]; /* dev, ino, size, mtime of the dir's map read */
 };
 
 #define SP_SYM_MAX_CHAIN 64 /* inline frames kept per raw frame */
@@ -215,6 +227,7 @@ struct sp_symbolizer {
 	bool has_plugin;
 	struct sp_native_symbolizer plugin;
 	const char *perf_map_dir;
+	const char *jit_dir; /* side directory of the spool, NULL: none */
 	const char *kallsyms_path;
 	const char *debug_dirs;
 	int32_t *perf_map_pids; /* sorted; NULL = every pid */
@@ -254,25 +267,30 @@ struct sp_symbolizer {
 	struct sp__vec batch_out;  /* struct sp_resolved_frame */
 
 	/* Update state (single owner). */
-	struct sp__vec retire_pids;   /* int32_t: drop at the next update */
-	struct sp__vec retire_bounds; /* uint32_t frame count per retire_pids */
-	struct sp__vec python_off;    /* int32_t: marker off, applied next */
-	struct sp__vec retire_modules; /* uint32_t */
+	struct sp__vec retire_pids; /* int32_t: released at the next update */
+	struct sp__vec retire_modules; /* uint32_t: likewise */
 	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
 	uint32_t modules_seen;	     /* module records checked by updates */
 	struct sp__sym_jit *jit;     /* jitdump names (sym_jit.c) */
+	uint32_t gen_modules_seen;   /* module records given to generations */
+	/* What the last scan of a Snapshot's or Replay's generations saw. */
+	size_t scan_modules, scan_python;
+	uint64_t scan_retirements;
 };
 
 /* ---- frame_names.c ---- */
 
 /*
- * Copies @n frames and their strings into one new entry for @key; module
- * strings equal to @borrowed_module (the spool's path) are not copied.
+ * Copies @n (<= SP_SYM_MAX_CHAIN) frames and their strings into one new
+ * entry for @key; module strings equal to @borrowed_module (the spool's
+ * path) are not copied. With @demangle, a mangled name becomes the
+ * frame's name demangled, the symbol its mangled_name (demangle.c).
  * Returns NULL on exhaustion.
  */
 struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 					const struct sp_resolved_frame *frames,
-					size_t n, const char *borrowed_module);
+					size_t n, const char *borrowed_module,
+					bool demangle);
 void sp__sym_entry_free(const struct sp__mem *mem, struct sp__sym_entry *entry);
 
 /* The last path component of @path ("" stays ""). */
@@ -308,23 +326,36 @@ struct sp__sym_pid *sp__sym_pid_state(struct sp_symbolizer *sym, int32_t pid,
 
 /* ---- sym_update.c (called by symbolizer.c, lock held) ---- */
 
-/* Loads @pid's perf map once; returns it or NULL when there is none. */
-const struct sp__perf_map *sp__sym_perf_map(struct sp_symbolizer *sym,
-					    int32_t pid);
 /* Kernel symbols, loaded on first use (sparse for the host's kallsyms). */
 const struct sp__ksyms *sp__sym_ksyms(struct sp_symbolizer *sym);
-void sp__sym_pid_reset(struct sp_symbolizer *sym, struct sp__sym_pid *p);
+/* Reports @pid as invalidated by the update under way. 0 or -ENOMEM. */
+int sp__sym_invalidate(struct sp_symbolizer *sym, int32_t pid);
+
+/* ---- sym_gens.c (called with the lock held, or by the single owner) ---- */
+
 /*
- * Reads the process generations and Python-runtime markers the spool
- * holds now (at sp_symbolizer_new). Returns 0 or -ENOMEM.
+ * The perf map of the generation of @pid that frame @frame_id (module
+ * context @mod, NULL when none) belongs to, loaded on first use: the side
+ * directory's copy of that generation, else perf_map_dir's file for the
+ * pid's newest generation when the marker rules allow it. NULL: none.
+ */
+const struct sp__perf_map *sp__sym_gen_perf_map(struct sp_symbolizer *sym,
+						int32_t pid, uint32_t frame_id,
+						const struct sp_module *mod);
+/* Frees the perf maps and generations of @p. */
+void sp__sym_pid_fini(struct sp_symbolizer *sym, struct sp__sym_pid *p);
+/*
+ * Reads the process generations and Python-runtime markers a Snapshot or
+ * Replay spool holds now (at sp_symbolizer_new). Returns 0 or -ENOMEM.
  */
 int sp__sym_scan_generations(struct sp_symbolizer *sym);
 /*
- * May frame @frame_id (module context @mod, NULL when none) of @pid be
- * resolved through the pid's perf map? Generation and marker rules only.
+ * Applies one Tail batch to the generations: its markers, its new
+ * modules, its retirements (in that order: a batch ends right after a
+ * retirement), and perf_map_dir files that changed. Invalidated pids go
+ * to sp__sym_invalidate(). Returns 0 or -ENOMEM.
  */
-bool sp__sym_perf_map_trusted(struct sp_symbolizer *sym, int32_t pid,
-			      uint32_t frame_id, const struct sp_module *mod);
+int sp__sym_gens_update(struct sp_symbolizer *sym, const struct sp_tail *tail);
 
 /* ---- sym_jit.c: JIT code names from jitdump files (lock held) ---- */
 

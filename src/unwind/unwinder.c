@@ -11,6 +11,7 @@
 
 #include "atomic.h"
 #include "hash.h"
+#include "jit_table.h"
 #include "logging.h"
 #include "map.h"
 #include "opts.h"
@@ -52,7 +53,9 @@
 #define PREFETCH_AHEAD 1024 /* bytes of stack copy, see prefetch_stack() */
 
 struct table_slot {
-	struct sp__image *img;
+	struct sp__image *img; /* NULL: a JIT table (jit_table.h) */
+	void *code;	       /* a JIT table's code bytes, @code_len */
+	size_t code_len;
 	uint32_t id; /* 1 + index in tables: the pc cache's table key */
 	pthread_mutex_t build_lock;
 	uint64_t table; /* struct sp__cfi_table *, published with release */
@@ -81,6 +84,7 @@ struct sp_unwinder {
 	struct sp__image *vdso;
 	struct sp__vec tables;	     /* struct table_slot * */
 	struct sp__map table_map;    /* image pointer -> tables index */
+	struct sp__map jit_map;	     /* JIT code hash -> tables index */
 	struct sp__vec resolved;     /* struct resolved * */
 	struct sp__map resolved_map; /* mapping key -> resolved index */
 	uint64_t slots[SLOT_COUNT];  /* struct resolved *, release/acquire */
@@ -125,6 +129,7 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 	sp__vec_init(&u->tables, sizeof(struct table_slot *));
 	sp__vec_init(&u->resolved, sizeof(struct resolved *));
 	sp__map_init(&u->table_map);
+	sp__map_init(&u->jit_map);
 	sp__map_init(&u->resolved_map);
 	err = sp__image_cache_new(&u->mem, &u->images);
 	if (err) {
@@ -139,7 +144,9 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 static void table_slot_free(struct sp_unwinder *u, struct table_slot *ts)
 {
 	sp__cfi_table_free((struct sp__cfi_table *)(uintptr_t)ts->table);
-	sp__image_unref(ts->img);
+	if (ts->img)
+		sp__image_unref(ts->img);
+	sp__mem_free(&u->mem, ts->code, ts->code_len);
 	pthread_mutex_destroy(&ts->build_lock);
 	sp__mem_free(&u->mem, ts, sizeof(*ts));
 }
@@ -165,6 +172,7 @@ void sp_unwinder_free(struct sp_unwinder *u)
 	sp__vec_fini(&u->tables, &mem);
 	sp__vec_fini(&u->resolved, &mem);
 	sp__map_fini(&u->table_map, &mem);
+	sp__map_fini(&u->jit_map, &mem);
 	sp__map_fini(&u->resolved_map, &mem);
 	if (u->vdso)
 		sp__image_unref(u->vdso);
@@ -241,6 +249,111 @@ static int table_slot_build(struct sp_unwinder *u, struct table_slot *ts,
 	return ts->status;
 }
 
+/* ---- JIT tables (jit_table.h) ------------------------------------------ */
+
+#define JIT_TABLES_MAX 256 /* distinct JIT code contents per unwinder */
+
+/* The slot of JIT code equal to @code, under the lock; NULL if none. */
+static struct table_slot *jit_find(struct sp_unwinder *u, const uint64_t key[3],
+				   uint64_t h, const void *code, size_t len)
+{
+	struct table_slot *ts;
+	uint32_t idx;
+
+	if (!sp__map_get(&u->jit_map, key, h, &idx))
+		return NULL;
+	ts = *(struct table_slot **)sp__vec_at(&u->tables, idx);
+	return ts->code_len == len && memcmp(ts->code, code, len) == 0 ? ts :
+									 NULL;
+}
+
+/* Adds a finished JIT table with a copy of its code; takes @t. */
+static int jit_insert(struct sp_unwinder *u, const uint64_t key[3], uint64_t h,
+		      const void *code, size_t len, struct sp__cfi_table *t,
+		      uint64_t *id)
+{
+	struct table_slot *ts = sp__mem_calloc(&u->mem, 1, sizeof(*ts));
+	void *copy = sp__mem_alloc(&u->mem, len);
+	int err = ts && copy ? 0 : -ENOMEM;
+
+	if (!err && u->jit_map.count >= JIT_TABLES_MAX)
+		err = -E2BIG;
+	if (!err)
+		err = sp__vec_reserve(&u->tables, &u->mem, 1);
+	if (!err)
+		err = sp__map_put(&u->jit_map, &u->mem, key, h,
+				  (uint32_t)u->tables.len);
+	if (err) {
+		sp__mem_free(&u->mem, ts, sizeof(*ts));
+		sp__mem_free(&u->mem, copy, len);
+		sp__cfi_table_free(t);
+		return err;
+	}
+	memcpy(copy, code, len);
+	ts->code = copy;
+	ts->code_len = len;
+	ts->id = (uint32_t)u->tables.len + 1;
+	ts->table = (uint64_t)(uintptr_t)t;
+	ts->done = 1;
+	pthread_mutex_init(&ts->build_lock, NULL);
+	sp__vec_push(&u->tables, &u->mem, &ts); /* reserved above */
+	*id = ts->id;
+	return 0;
+}
+
+int sp__unwinder_jit_tiled(struct sp_unwinder *u, const void *code, size_t len,
+			   uint64_t *id)
+{
+	uint64_t key[3] = { sp__hash_bytes(code, len), len, 0x4a4954 };
+	uint64_t h = sp__map_hash(key);
+	struct sp__cfi_table *t;
+	struct table_slot *ts;
+	int err;
+
+	if (!u || !code || !id)
+		return -EINVAL;
+	pthread_mutex_lock(&u->lock);
+	ts = jit_find(u, key, h, code, len);
+	pthread_mutex_unlock(&u->lock);
+	if (ts) {
+		*id = ts->id;
+		return 0;
+	}
+	err = sp__jit_tiled_table(&u->mem, code, len, &t);
+	if (err)
+		return err;
+	pthread_mutex_lock(&u->lock);
+	ts = jit_find(u, key, h, code, len);
+	if (ts) {
+		*id = ts->id;
+		sp__cfi_table_free(t);
+	} else {
+		err = jit_insert(u, key, h, code, len, t, id);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+/* A JIT mapping's table: its id is in @inode (jit_table.h). */
+static void jit_fill(struct sp_unwinder *u, const struct sp_mapping *m,
+		     struct resolved *r)
+{
+	const struct table_slot *ts = NULL;
+
+	pthread_mutex_lock(&u->lock);
+	if (m->inode && m->inode <= u->tables.len)
+		ts = *(struct table_slot **)sp__vec_at(&u->tables,
+						       (size_t)m->inode - 1);
+	pthread_mutex_unlock(&u->lock);
+	r->status = ts && !ts->img ? 0 : -ENOENT;
+	if (r->status)
+		return;
+	r->table = (const struct sp__cfi_table *)(uintptr_t)ts->table;
+	r->bias = m->start;
+	if (ts->id <= UINT16_MAX)
+		r->table_id = ts->id;
+}
+
 /* ---- mappings ---------------------------------------------------------- */
 
 static uint64_t mapping_hash(const struct sp_mapping *m)
@@ -302,6 +415,10 @@ static void resolve_fill(struct sp_unwinder *u, const struct sp_mapping *m,
 	struct table_slot *ts;
 	int err;
 
+	if (m->flags & SP__MAPPING_JIT) {
+		jit_fill(u, m, r);
+		return;
+	}
 	err = open_image(u, m, &img);
 	if (!err)
 		err = sp__image_bias(img, m->start, m->end, m->file_offset,

@@ -329,6 +329,21 @@ def unwind_seeds():
         write('unwind', name, data)
 
 
+# JIT trampoline templates (fuzz_jit_table.c): code bytes of a target.
+JIT_TEMPLATES = {
+    'cpython312': '48 83 ec 08 ff d1 48 83 c4 08 c3',
+    'cpython-fp': '55 48 89 e5 ff d1 5d c3',
+    'leave': 'f3 0f 1e fa 55 48 89 e5 48 83 ec 20 41 ff d3 c9 c3',
+    'saves': '53 41 54 48 81 ec 00 01 00 00 e8 00 00 00 00 48 81 c4 00 01 00 00'
+             ' 41 5c 5b c3',
+    'tail-jump': '48 83 ec 08 ff d0 48 83 c4 08 ff e0',
+    'padded': '48 83 ec 08 ff d1 48 83 c4 08 c3 90 90 90 90 90',
+    'no-call': '48 83 ec 08 48 83 c4 08 c3',
+    'unbalanced': '48 83 ec 08 ff d1 c3',
+    'cut': '48 83 ec 08 ff',
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--lib', help='path to libstackpulse.so for writer spools')
@@ -348,6 +363,12 @@ def main():
         write('writer_roundtrip', 'random-%d' % i,
               bytes(rng.randrange(256) for _ in range(rng.randint(16, 400))))
     unwind_seeds()
+    for name, s in JIT_TEMPLATES.items():
+        write('jit_table', name, hx(s))
+    # A whole CPython 3.12 arena: 64 KiB of 11-byte copies, zeros after.
+    tpl = hx(JIT_TEMPLATES['cpython312'])
+    arena = tpl * (65536 // len(tpl))
+    write('jit_table', 'arena-cpython312', arena + bytes(65536 - len(arena)))
     if args.lib:
         writer_seeds(args.lib)
 

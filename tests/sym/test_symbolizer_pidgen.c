@@ -6,14 +6,21 @@
  * same pid comes back. A perf map is named by pid only, so it belongs to
  * the newest process that wrote it; checked on spools written with the
  * writer API and read by a Snapshot and by a Tail:
- *   A  Python process with a map, then a non-Python one (latest marker
- *      off): the new process's anonymous frames stay address-only;
+ *   A  Python process with a map, then a non-Python one: the new
+ *      process's anonymous frames stay address-only;
  *   B  a process without markers, then a Python one: the new process
  *      resolves through the map, the old one's frames do not;
  *   C  no markers at all, one generation: the map is used (unchanged
  *      default for JIT maps of runtimes that write no marker);
- *   D  the caller's pid list still restricts on top of the markers.
+ *   D  the caller's pid list still restricts on top of the markers;
+ *   E  issue 12: a process that exits during the recording (marker off
+ *      and retirement at its end, no new process) keeps its map, Python
+ *      or not;
+ *   F  with a JIT side directory, each generation uses its own copy
+ *      (perf-<pid>@<end>.map, perf-<pid>.map for the one still running),
+ *      so the first process's frames are named after the pid was reused.
  */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolizer_test.h"
@@ -70,6 +77,28 @@ static void write_two_gens(struct sp_writer *w, int32_t pid, int gen1, int gen2,
 	CHECK_OK(sp_writer_sample(w, (*ts)++, pid, pid, &f, 1));
 }
 
+/* One generation that exits: marker on (if @python), sample, off, tag 7. */
+static void write_exit(struct sp_writer *w, int32_t pid, bool python,
+		       uint64_t *ts)
+{
+	struct sp_module m = { .start = 0x1000,
+			       .end = 0x2000,
+			       .pid = pid,
+			       .path = "/opt/a/liba.so",
+			       .path_len = 14 };
+	struct sp_frame f = tframe_user(JIT);
+
+	CHECK_OK(sp_writer_module(w, &m, NULL));
+	if (python)
+		CHECK_OK(sp_writer_python_runtime(w, (*ts)++, pid, true));
+	CHECK_OK(sp_writer_sample(w, (*ts)++, pid, pid, &f, 1));
+	if (python)
+		CHECK_OK(sp_writer_python_runtime(w, (*ts)++, pid, false));
+	CHECK_OK(sp_writer_deactivate_process(w, pid));
+}
+
+static const char *jit_dir; /* the side directory of new_sym, NULL: none */
+
 static struct sp_symbolizer *new_sym(const struct sp_spool *spool,
 				     const int32_t *pids, size_t npids)
 {
@@ -77,7 +106,8 @@ static struct sp_symbolizer *new_sym(const struct sp_spool *spool,
 					.flags = SP_SYMBOLIZER_NO_KERNEL,
 					.perf_map_dir = dir,
 					.perf_map_pids = pids,
-					.perf_map_pid_count = npids };
+					.perf_map_pid_count = npids,
+					.jit_dir = jit_dir };
 	struct sp_symbolizer *sym;
 
 	CHECK_OK(sp_symbolizer_new(spool, &o, &sym));
@@ -136,6 +166,79 @@ static void single_gen_cases(void)
 	tspool_free(&t);
 }
 
+/* E: one process that exits; its frames keep the map. */
+static void exit_cases(void)
+{
+	int32_t pid = (int32_t)getpid();
+	const struct sp_spool *spool;
+	struct sp_symbolizer *sym;
+	struct tspool t;
+	int python;
+
+	for (python = 0; python < 2; python++) {
+		tspool_begin(&t);
+		write_exit(t.w, pid, python, &t.ts);
+		spool = tspool_end(&t);
+		sym = new_sym(spool, NULL, 0);
+		CHECK_STR(name_of(sym, nth_frame(spool, JIT, 0), pid),
+			  "jit_fn");
+		sp_symbolizer_free(sym);
+		tspool_free(&t);
+	}
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK_PTR(f);
+	fputs(text, f);
+	CHECK_OK(fclose(f));
+}
+
+/*
+ * F: Python process 1 (its copy names JIT "old_fn") exits, Python
+ * process 2 gets the pid and writes perf_map_dir's map ("jit_fn").
+ * Each generation gets its own names; without the copy of process 1
+ * its frames stay unnamed; a copy of the running generation wins over
+ * perf_map_dir's file.
+ */
+static void side_dir_cases(void)
+{
+	char side[128], copy[192], live[192];
+	int32_t pid = (int32_t)getpid();
+	const struct sp_spool *spool;
+	struct sp_symbolizer *sym;
+	struct tspool t;
+
+	snprintf(side, sizeof(side), "%s/s.spool.jit", dir);
+	CHECK_OK(mkdir(side, 0700));
+	tspool_begin(&t);
+	write_two_gens(t.w, pid, 1, 1, &t.ts);
+	spool = tspool_end(&t);
+	/* Gen 1 ended when the spool held frame 0 only: end 1. */
+	snprintf(copy, sizeof(copy), "%s/perf-%d@1.map", side, (int)pid);
+	write_file(copy, "9000 100 old_fn\n");
+	jit_dir = side;
+	sym = new_sym(spool, NULL, 0);
+	CHECK_STR(name_of(sym, nth_frame(spool, JIT, 0), pid), "old_fn");
+	CHECK_STR(name_of(sym, nth_frame(spool, JIT, 1), pid), "jit_fn");
+	sp_symbolizer_free(sym);
+	snprintf(live, sizeof(live), "%s/perf-%d.map", side, (int)pid);
+	write_file(live, "9000 100 live_fn\n");
+	sym = new_sym(spool, NULL, 0);
+	CHECK_STR(name_of(sym, nth_frame(spool, JIT, 1), pid), "live_fn");
+	sp_symbolizer_free(sym);
+	unlink(copy);
+	sym = new_sym(spool, NULL, 0);
+	CHECK_STR(name_of(sym, nth_frame(spool, JIT, 0), pid), "<0x9010>");
+	sp_symbolizer_free(sym);
+	jit_dir = NULL;
+	unlink(live);
+	rmdir(side);
+	tspool_free(&t);
+}
+
 /* Polls and applies one batch; returns the invalidated pid count. */
 static size_t step(struct sp_writer *w, struct sp_tail *tail,
 		   struct sp_symbolizer *sym)
@@ -151,8 +254,8 @@ static size_t step(struct sp_writer *w, struct sp_tail *tail,
 /*
  * The same through a Tail, batch by batch: each generation's frames are
  * resolved right after the update of the batch that brought them. A
- * marker "on" counts for its own batch, "off" from the next one (the
- * batch's samples before it were still Python's).
+ * marker "on" counts for its own batch; "off" markers change nothing
+ * (recorders write them right before the retirement of an exit or exec).
  */
 static void tail_case(int gen1, int gen2, const char *want1, const char *want2)
 {
@@ -187,12 +290,9 @@ static void tail_case(int gen1, int gen2, const char *want1, const char *want2)
 		CHECK_OK(sp_writer_python_runtime(w, ts++, pid, false));
 	CHECK_OK(sp_writer_deactivate_process(w, pid));
 	step(w, tail, sym);
-	/*
-	 * Still the first process's batch: its names are kept, unless an
-	 * "off" of the previous batch took effect now.
-	 */
+	/* Still the first process's names: nothing replaced it yet. */
 	CHECK_STR(name_of(sym, nth_frame(sp_tail_spool(tail), JIT, 0), pid),
-		  gen1 == 0 ? "<0x9010>" : want1);
+		  want1);
 	m.path = "/opt/b/libb.so";
 	CHECK_OK(sp_writer_module(w, &m, NULL));
 	if (gen2 >= 0)
@@ -201,6 +301,39 @@ static void tail_case(int gen1, int gen2, const char *want1, const char *want2)
 	CHECK_EQ(step(w, tail, sym), 1); /* the retired pid */
 	CHECK_STR(name_of(sym, nth_frame(sp_tail_spool(tail), JIT, 1), pid),
 		  want2);
+	sp_symbolizer_free(sym);
+	sp_tail_close(tail);
+	sp_writer_free(w);
+	unlink(path);
+}
+
+/* E through a Tail: the exit's batch and the one after keep the names. */
+static void tail_exit_case(void)
+{
+	int32_t pid = (int32_t)getpid();
+	struct sp_symbolizer *sym;
+	struct sp_writer *w;
+	struct sp_sink *sink;
+	struct sp_tail *tail;
+	struct sp_frame f = tframe_user(0x9020);
+	char path[128];
+	uint64_t ts = 1;
+
+	snprintf(path, sizeof(path), "%s/e.spool", dir);
+	CHECK_OK(sp_sink_open_file(path, NULL, &sink));
+	CHECK_OK(sp_writer_new(sink, NULL, &w));
+	write_exit(w, pid, true, &ts);
+	CHECK_OK(sp_writer_flush(w));
+	CHECK_OK(sp_tail_open(path, NULL, &tail));
+	sym = new_sym(sp_tail_spool(tail), NULL, 0);
+	step(w, tail, sym);
+	CHECK_STR(name_of(sym, nth_frame(sp_tail_spool(tail), JIT, 0), pid),
+		  "jit_fn");
+	/* Another process's sample: the next batch applies the exit. */
+	CHECK_OK(sp_writer_sample(w, ts++, pid + 1, pid + 1, &f, 1));
+	step(w, tail, sym);
+	CHECK_STR(name_of(sym, nth_frame(sp_tail_spool(tail), JIT, 0), pid),
+		  "jit_fn");
 	sp_symbolizer_free(sym);
 	sp_tail_close(tail);
 	sp_writer_free(w);
@@ -233,8 +366,12 @@ int main(void)
 	tail_case(1, -1, "jit_fn", "<0x9010>");
 	tail_case(-1, 1, "jit_fn", "jit_fn");
 	tail_case(1, 1, "jit_fn", "jit_fn");
-	/* "off" applies from the batch after the one that carried it. */
-	tail_case(0, -1, "jit_fn", "<0x9010>");
+	/* An "off" marker alone withholds nothing: no "on" came for the pid. */
+	tail_case(0, -1, "jit_fn", "jit_fn");
+
+	exit_cases();
+	tail_exit_case();
+	side_dir_cases();
 
 	unlink(map);
 	rmdir(dir);

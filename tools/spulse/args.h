@@ -3,6 +3,7 @@
 #ifndef SPULSE_ARGS_H
 #define SPULSE_ARGS_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -50,8 +51,8 @@ int spulse_parse_int(const char *cmd, const char *opt, const char *val,
 
 /*
  * spulse_jit_dir writes the JIT side directory of spool @spool ("@spool.jit":
- * the names `record` kept for JIT code, e.g. of GDB JIT objects) into
- * @buf. Returns 0, or -1 when it does not fit.
+ * perf maps `record` kept for each process, and the names of GDB JIT
+ * objects) into @buf. Returns 0, or -1 when it does not fit.
  */
 int spulse_jit_dir(const char *spool, char *buf, size_t size);
 

@@ -24,12 +24,13 @@ struct export_args {
 	bool has_format;
 	uint32_t flags;
 	int32_t pid;
+	bool no_demangle;
 };
 
 void spulse_export_usage(FILE *f)
 {
 	fputs("usage: spulse export FILE --format FORMAT [-o OUT] [--pid P]\n"
-	      "                     [--no-inline] [--title T]\n"
+	      "                     [--no-inline] [--no-demangle] [--title T]\n"
 	      "                     [--annotate pid,tid,kind]\n"
 	      "\n"
 	      "Symbolize the SPULSE3 spool FILE and write it in FORMAT:\n"
@@ -44,6 +45,9 @@ void spulse_export_usage(FILE *f)
 	      "               and firefox refuse to write to a terminal)\n"
 	      "  --pid P      only samples of process P\n"
 	      "  --no-inline  raw frames only, no inline expansion\n"
+	      "  --no-demangle  C++ and Rust names as the symbol tables\n"
+	      "               have them (pprof keeps them as system_name\n"
+	      "               either way)\n"
 	      "  --title T    title of the graph or profile (default: FILE's\n"
 	      "               name)\n"
 	      "  --annotate   folded only: prefix pid and/or tid frames, add\n"
@@ -119,6 +123,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		st = parse_annotate(next, a);
 	else if (strcmp(o, "--no-inline") == 0)
 		a->flags |= SP_EXPORT_NO_INLINE, takes = false;
+	else if (strcmp(o, "--no-demangle") == 0)
+		a->no_demangle = true, takes = false;
 	else
 		return SPULSE_OPT_UNKNOWN;
 	if (st >= 0)
@@ -167,10 +173,12 @@ int spulse_cmd_export(int argc, char **argv)
 	opts.flags = a.flags;
 	opts.pid = a.pid;
 	opts.title = a.title;
-	/* JIT names record kept next to the spool (spulse record FILE.jit). */
+	/* Each distinct stack is resolved once (as with no options). */
+	so.stack_cache = SP_STACK_CACHE_EXTERNAL;
 	so.jit_dir = spulse_jit_dir_found(a.path, jit, sizeof(jit));
-	if (so.jit_dir)
-		opts.symbolizer = &so;
+	if (a.no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
+	opts.symbolizer = &so;
 	if (a.out)
 		err = sp_sink_open_file(a.out, NULL, &sink);
 	else

@@ -71,6 +71,7 @@ struct record_state {
 	bool cmd_done;
 	bool system;   /* -a: nothing to attach, no target to outlive */
 	bool progress; /* stderr is a terminal that takes escape codes */
+	const char *jit_dir;
 	bool color;
 	uint64_t start_ns, last_progress_ns, last_samples;
 	uint64_t end_ns; /* when the recording stopped */
@@ -119,13 +120,17 @@ void spulse_record_usage(FILE *f)
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
 	      "  --zstd           compress the spool\n"
-	      "  --jit-dir DIR    keep the names of JIT code that vanish\n"
-	      "                   with the process (GDB JIT objects) in\n"
-	      "                   DIR (default FILE.jit; report reads it)\n"
-	      "  --no-jit-dir     do not keep them\n"
-	      "  --no-jit         read no jitdump files or GDB JIT objects\n"
-	      "                   (stacks then stop in JIT code without\n"
-	      "                   frame pointers)\n"
+	      "  --jit-dir DIR    keep the perf maps of JIT runtimes (Python\n"
+	      "                   -X perf, node --perf-basic-prof) as\n"
+	      "                   processes exit, and the names of GDB JIT\n"
+	      "                   objects, in DIR (default FILE.jit;\n"
+	      "                   report reads it from there)\n"
+	      "  --no-jit-dir     do not keep them (perf map names then\n"
+	      "                   come from /tmp/perf-PID.map at report\n"
+	      "                   time; GDB JIT code stays unnamed)\n"
+	      "  --no-jit         read no JIT code, jitdump files or GDB\n"
+	      "                   JIT objects (stacks then stop in JIT\n"
+	      "                   code without frame pointers)\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
 	      "                   is the same; with -a: keep only these\n"
@@ -289,8 +294,14 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 	     strcmp(a, "--jit-dir") == 0) &&
 	    *i + 1 >= argc)
 		return spulse_usage_error("record", "missing value", a);
+	if (strcmp(a, "--jit-dir") == 0 && *i + 1 >= argc)
+		return spulse_usage_error("record", "missing value", a);
 	if (strcmp(a, "-o") == 0)
 		o->out = argv[++*i];
+	else if (strcmp(a, "--jit-dir") == 0)
+		o->jit_dir = argv[++*i];
+	else if (strcmp(a, "--no-jit-dir") == 0)
+		o->no_jit_dir = true;
 	else if (strcmp(a, "-s") == 0)
 		return parse_stack(argv[++*i], o);
 	else if (strcmp(a, "-k") == 0)
@@ -303,10 +314,6 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		o->rec.flags &= ~SP_RECORDER_INHERIT_CHILDREN;
 	else if (strcmp(a, "--zstd") == 0)
 		o->rec.flags |= SP_RECORDER_ZSTD;
-	else if (strcmp(a, "--jit-dir") == 0)
-		o->jit_dir = argv[++*i];
-	else if (strcmp(a, "--no-jit-dir") == 0)
-		o->no_jit_dir = true;
 	else if (strcmp(a, "--no-jit") == 0)
 		o->rec.flags |= SP_RECORDER_NO_JIT_CODE;
 	else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -341,6 +348,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->cmd && !o->cmd[0])
 		return spulse_usage_error("record", "missing COMMAND after --",
 					  NULL);
+	if (o->ncomms && !o->system)
+		return spulse_usage_error("record", "--comm needs -a", NULL);
 	if (!o->no_jit_dir && !o->jit_dir) {
 		if (spulse_jit_dir(o->out, o->jit_buf, sizeof(o->jit_buf)))
 			return spulse_usage_error("record", "path too long",
@@ -348,8 +357,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		o->jit_dir = o->jit_buf;
 	}
 	o->rec.jit_dir = o->no_jit_dir ? NULL : o->jit_dir;
-	if (o->ncomms && !o->system)
-		return spulse_usage_error("record", "--comm needs -a", NULL);
 	if (o->system)
 		/* pids filter; a command is optional */
 		return spulse_check_rate("record", o->rec.sample_hz);
@@ -605,6 +612,11 @@ static void print_summary(const struct record_state *st, const char *out)
 	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
 	print_jit(st);
 	print_size(st, out, s.samples);
+	if (s.jit_maps_kept || s.jit_maps_failed)
+		fprintf(stderr,
+			"  JIT perf maps kept in %s: %" PRIu64
+			" (failed: %" PRIu64 ")\n",
+			st->jit_dir, s.jit_maps_kept, s.jit_maps_failed);
 }
 
 static int exit_status(const struct record_state *st)
@@ -674,6 +686,13 @@ static int start_targets(struct record_state *st, struct record_opts *o)
 	}
 	if (err < 0) {
 		record_error("cannot record into", o->out, err);
+		/* The library refuses /tmp and a foreign directory for it. */
+		if (o->rec.jit_dir && (err == -EEXIST || err == -EINVAL))
+			fprintf(stderr,
+				"  (or the JIT side directory %s: it must be "
+				"one spulse made, or new, and not /tmp; see "
+				"--jit-dir)\n",
+				o->rec.jit_dir);
 		return SPULSE_EXIT_DATA;
 	}
 	st->progress = spulse_term_escapes(STDERR_FILENO);
@@ -693,6 +712,7 @@ int spulse_cmd_record(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
+	st.jit_dir = o.rec.jit_dir;
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;

@@ -29,7 +29,8 @@
 struct report_opts {
 	const char *path;
 	unsigned top;
-	bool folded, tree, threads, no_inline, has_pid;
+	bool folded, tree, threads, no_inline, has_pid, python_only;
+	bool no_demangle;
 	int32_t pid;
 };
 
@@ -61,7 +62,8 @@ struct report {
 void spulse_report_usage(FILE *f)
 {
 	fputs("usage: spulse report [--top N] [--folded] [--tree] [--threads]\n"
-	      "                     [--no-inline] [--pid P] FILE\n"
+	      "                     [--no-inline] [--no-demangle]\n"
+	      "                     [--python-only] [--pid P] FILE\n"
 	      "\n"
 	      "Symbolize the samples of the SPULSE3 spool FILE and print the\n"
 	      "top functions by self and total samples, the hottest stacks\n"
@@ -72,6 +74,12 @@ void spulse_report_usage(FILE *f)
 	      "  --tree       top-down call tree with counts and percentages\n"
 	      "  --threads    add the per-thread split\n"
 	      "  --no-inline  do not expand inline frames\n"
+	      "  --no-demangle  C++ and Rust names as the symbol tables\n"
+	      "               have them\n"
+	      "  --python-only  Python stacks as a Python user reads them:\n"
+	      "               without the interpreter's own frames (eval\n"
+	      "               loop, call machinery) and the process start\n"
+	      "               below the first Python frame\n"
 	      "  --pid P      only samples of process P\n"
 	      "  -h, --help   show this help\n"
 	      "\n"
@@ -96,6 +104,10 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		o->threads = true;
 	else if (strcmp(a, "--no-inline") == 0)
 		o->no_inline = true;
+	else if (strcmp(a, "--python-only") == 0)
+		o->python_only = true;
+	else if (strcmp(a, "--no-demangle") == 0)
+		o->no_demangle = true;
 	else if (strcmp(a, "--top") == 0 || strcmp(a, "--pid") == 0) {
 		st = spulse_parse_int("report", a, next, a[2] == 't' ? 1 : 0,
 				      &v);
@@ -237,6 +249,30 @@ static int push_func_id(struct report *r, uint32_t id)
 
 /* ---- pass 2: resolve each distinct stack ---- */
 
+/*
+ * --python-only: a stack with Python frames loses the frames the
+ * symbolizer flags HIDDEN_DEFAULT (the interpreter's: eval loop, call
+ * machinery, the -X perf trampolines' helpers) and everything below its
+ * outermost Python frame (process start-up). Native code the Python code
+ * called (C extensions, libc) stays, above the Python frame that called
+ * it. A stack without Python frames is left alone. Filters @fr (leaf
+ * first) in place; returns the new count.
+ */
+static size_t python_only(const struct sp_resolved_frame **fr, size_t n)
+{
+	size_t i, k = 0, root = n;
+
+	for (i = 0; i < n; i++)
+		if (fr[i]->kind == SP_RESOLVED_PYTHON)
+			root = i;
+	if (root == n)
+		return n;
+	for (i = 0; i <= root; i++)
+		if (!(fr[i]->flags & SP_RESOLVED_HIDDEN_DEFAULT))
+			fr[k++] = fr[i];
+	return k;
+}
+
 /* Counts one resolved stack (leaf first in @fr) into functions. */
 static int account(struct report *r, size_t ei,
 		   const struct sp_resolved_frame **fr, size_t n)
@@ -248,8 +284,8 @@ static int account(struct report *r, size_t ei,
 	e->funcs = r->nfunc_ids;
 	e->depth = n;
 	for (i = n; i-- > 0;) {
-		long id =
-			spulse_funcs_intern(&r->fn, fr[i]->name, fr[i]->module);
+		long id = spulse_funcs_intern(&r->fn, fr[i]->name,
+					      spulse_frame_module(fr[i]));
 
 		if (id < 0 || push_func_id(r, (uint32_t)id))
 			return -ENOMEM;
@@ -269,7 +305,7 @@ static int account(struct report *r, size_t ei,
 }
 
 static int resolve_all(struct sp_symbolizer *sym, const struct sp_spool *spool,
-		       struct report *r)
+		       const struct report_opts *o, struct report *r)
 {
 	const struct sp_resolved_frame **fr = NULL;
 	size_t i, cap = 0;
@@ -292,6 +328,8 @@ static int resolve_all(struct sp_symbolizer *sym, const struct sp_spool *spool,
 				break;
 			}
 		}
+		if (!err && n > 0 && o->python_only)
+			n = (int)python_only(fr, (size_t)n);
 		if (!err)
 			err = n < 0 ? n : account(r, i, fr, (size_t)n);
 	}
@@ -721,10 +759,12 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 		return err;
 	if (o->no_inline)
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;
+	if (o->no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	err = sp_symbolizer_new(spool, &so, &sym);
 	if (err)
 		return err;
-	err = resolve_all(sym, spool, r);
+	err = resolve_all(sym, spool, o, r);
 	if (!err && o->folded)
 		err = print_folded(r);
 	else if (!err && o->tree)

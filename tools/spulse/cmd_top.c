@@ -78,6 +78,8 @@ void spulse_top_usage(FILE *f)
 	      "  --once           FILE: print one table of what exists, then\n"
 	      "                   exit; live: one table when the target ends\n"
 	      "  --iterations N   exit after N refreshes\n"
+	      "  --no-demangle    C++ and Rust names as the symbol tables\n"
+	      "                   have them\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
 	      "Stops on SIGINT or SIGTERM (exit 0); a command still running\n"
@@ -155,6 +157,8 @@ static int parse_opt(void *ctx, int argc, char **argv, int *i)
 		o->total = true;
 	else if (strcmp(a, "--once") == 0)
 		o->once = true;
+	else if (strcmp(a, "--no-demangle") == 0)
+		o->no_demangle = true;
 	else if (strcmp(a, "--interval") == 0 || strcmp(a, "--top") == 0 ||
 		 strcmp(a, "--pid") == 0 || strcmp(a, "-p") == 0 ||
 		 strcmp(a, "-F") == 0 || strcmp(a, "--iterations") == 0) {
@@ -245,7 +249,7 @@ static int count_sample(struct top *t, struct sp_symbolizer *sym,
 		return n;
 	for (i = 0; i < n; i++) {
 		long id = spulse_funcs_intern(&t->fn, t->fr[i]->name,
-					      t->fr[i]->module);
+					      spulse_frame_module(t->fr[i]));
 
 		if (id < 0)
 			return (int)id;
@@ -475,6 +479,8 @@ static int run_top(struct sp_tail *tail, const struct top_opts *o)
 
 	spulse_top_init(&t, o);
 	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
+	if (o->no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	err = sp_symbolizer_new(sp_tail_spool(tail), &so, &sym);
 	if (err)
 		return err;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elide.h"
 #include "funcs.h"
 #include "spulse.h"
 
@@ -121,9 +122,11 @@ int spulse_func_cmp(const struct spulse_func *x, const struct spulse_func *y,
 
 void spulse_func_put(FILE *f, const struct spulse_func *fn)
 {
-	const char *base;
+	char buf[8192];
+	const char *base, *name = spulse_elide(fn->name, SPULSE_NAME_WIDTH, buf,
+					       sizeof(buf));
 
-	spulse_put_text(f, fn->name, strlen(fn->name), false);
+	spulse_put_text(f, name, strlen(name), false);
 	if (!fn->module)
 		return;
 	base = strrchr(fn->module, '/');
@@ -142,4 +145,11 @@ void spulse_funcs_fini(struct spulse_funcs *t)
 	free(t->v);
 	free(t->index);
 	memset(t, 0, sizeof(*t));
+}
+
+const char *spulse_frame_module(const struct sp_resolved_frame *f)
+{
+	if (f->kind == SP_RESOLVED_PYTHON && f->file && f->file[0])
+		return f->file;
+	return f->module;
 }

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stackpulse/symbolizer.h>
+
 struct spulse_func {
 	const char *name;
 	const char *module; /* NULL when the frame has no module */
@@ -55,8 +57,18 @@ long spulse_funcs_intern(struct spulse_funcs *t, const char *name,
 int spulse_func_cmp(const struct spulse_func *x, const struct spulse_func *y,
 		    bool by_total);
 
-/* spulse_func_put prints "name  [module file name]" escaped for a terminal. */
+/*
+ * spulse_func_put prints "name  [module file name]" escaped for a
+ * terminal, a long name shortened whole tokens at a time (elide.h).
+ */
 void spulse_func_put(FILE *f, const struct spulse_func *fn);
+
+/*
+ * spulse_frame_module is what a table names as @f's module: the .py file
+ * of a Python frame (its perf map says nothing to a Python user), else
+ * the module path.
+ */
+const char *spulse_frame_module(const struct sp_resolved_frame *f);
 
 /* spulse_funcs_fini releases the table (and the copies). */
 void spulse_funcs_fini(struct spulse_funcs *t);

@@ -18,7 +18,7 @@ struct top_opts {
 	double interval;
 	unsigned top;
 	unsigned long iterations; /* 0 = until a signal */
-	bool total, once, has_pid;
+	bool total, once, has_pid, no_demangle;
 	int32_t pid;
 	uint32_t sample_hz; /* live: -F (0 = default) */
 };

@@ -70,6 +70,7 @@ static int temp_spool(char *path, size_t size)
 static int open_recording(struct live *lv, struct sp_recorder **rec)
 {
 	struct sp_recorder_opts ro = { .size = sizeof(ro) };
+	struct sp_symbolizer_opts so = { .size = sizeof(so) };
 	char path[4096];
 	int err = temp_spool(path, sizeof(path));
 
@@ -87,9 +88,10 @@ static int open_recording(struct live *lv, struct sp_recorder **rec)
 	if (!err)
 		err = sp_recorder_tail(*rec, &lv->tail);
 	unlink(path); /* both hold it open */
+	if (lv->o->no_demangle)
+		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	if (!err)
-		err = sp_symbolizer_new(sp_tail_spool(lv->tail), NULL,
-					&lv->sym);
+		err = sp_symbolizer_new(sp_tail_spool(lv->tail), &so, &lv->sym);
 	if (err)
 		fprintf(stderr, "spulse top: cannot record: %s\n",
 			sp_strerror(err));
