@@ -70,6 +70,10 @@ struct sp_recorder;
  *   (readers then show no absolute time).
  * @sample_interval_us: spool header metadata; 0 = derived from the
  *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
+ * @max_depth: user frames per stack before the truncated marker
+ *   (default SP_DEPTH_DEFAULT = 1024, at most SP_DEPTH_MAX = 8192); the
+ *   stacks it cuts count SP_SAMPLE_ERR_DEPTH_LIMIT.
+ * @reserved: must be 0.
  * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
  *   keeps there a copy of each process generation's perf map
  *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
@@ -97,6 +101,8 @@ struct sp_recorder_opts {
 	uint64_t ring_samples;
 	uint64_t start_timestamp_us;
 	uint64_t sample_interval_us;
+	uint32_t max_depth;
+	uint32_t reserved;
 	const char *jit_dir;
 };
 
@@ -135,6 +141,13 @@ struct sp_recording_summary {
 	uint64_t ignored_user_callchain_frames;
 	uint64_t errors[SP_SAMPLE_ERR_COUNT];
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
+	/*
+	 * Why the unwinder cut each truncated stack, one reason per stack:
+	 * sums to @truncated_frame_markers (less the rare sample the writer
+	 * rejected, which is logged). @errors also counts samples skipped
+	 * before unwinding (registers missing), which have no marker.
+	 */
+	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
 	uint64_t jit_maps_kept;	  /* perf maps copied to the JIT side dir */
 	uint64_t jit_maps_failed; /* copies that failed (logged) */
 };

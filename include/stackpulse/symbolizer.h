@@ -71,9 +71,13 @@ enum sp_symbol_origin {
  * struct sp_resolved_frame is one symbolized frame. A raw frame may expand
  * to several (inline frames, innermost first: highest @inline_depth first).
  *
- * @name: function (or Python function) name; for address-only frames the
- *   display text of §1.10 ("libfoo.so+0x1234", "[kernel]+0x...",
- *   "<0x...>", "<stack truncated>"). Never NULL.
+ * @name: function (or Python function) name; a PLT stub's is the
+ *   function it jumps to with "@plt" ("rand@plt"); for address-only
+ *   frames the display text of §1.10 ("libfoo.so+0x1234" with the ELF
+ *   virtual address, as objdump and addr2line take it, or the file
+ *   offset when the file could not be read; "[kernel]+0x...", "<0x...>",
+ *   "<stack truncated>"). Inline frames carry the linkage (mangled) name
+ *   where DWARF or an out-of-line copy has one. Never NULL.
  * @file / @line / @column: source location (NULL / 0 when unknown); for
  *   Python frames the .py file.
  * @module: module path or "[kernel]" / "[mod]" / perf map path; NULL when

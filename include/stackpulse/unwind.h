@@ -82,7 +82,11 @@ struct sp_mapping {
 	uint32_t flags;
 };
 
-/** Why a sample's stack was cut short (stackpulse SampleErrorKind). */
+/**
+ * Why a sample's stack was cut short: stackpulse's SampleErrorKind, then
+ * SP_SAMPLE_ERR_DEPTH_LIMIT (the unwinder's max_depth, or the caller's
+ * frame array, was full while the stack went on).
+ */
 enum sp_sample_error {
 	SP_SAMPLE_ERR_REGISTER_CAPTURE = 0,
 	SP_SAMPLE_ERR_STACK_READ = 1,
@@ -92,7 +96,8 @@ enum sp_sample_error {
 	SP_SAMPLE_ERR_MOVED_BACKWARDS = 5,
 	SP_SAMPLE_ERR_INTEGER_OVERFLOW = 6,
 	SP_SAMPLE_ERR_USER_REGISTERS_MISSING = 7,
-	SP_SAMPLE_ERR_COUNT = 8,
+	SP_SAMPLE_ERR_DEPTH_LIMIT = 8,
+	SP_SAMPLE_ERR_COUNT = 9,
 };
 
 /** Why a step used the frame-pointer fallback (UnwindFallbackKind). */
@@ -114,7 +119,9 @@ enum sp_unwind_fallback {
 
 /**
  * struct sp_unwind_stats accumulates counters; the caller owns it and
- * passes it to each call (one per thread, or sum them).
+ * passes it to each call (one per thread, or sum them). Every truncated
+ * stack counts exactly one reason in @errors, so @errors sum to
+ * @truncated.
  */
 struct sp_unwind_stats {
 	uint64_t samples;
@@ -124,11 +131,20 @@ struct sp_unwind_stats {
 	uint64_t fallbacks[SP_FALLBACK_COUNT];
 };
 
+/** Default of the max_depth options (unwinder and recorder). */
+#define SP_DEPTH_DEFAULT 1024u
+/**
+ * Largest max_depth: every frame takes at least the 8 bytes of its return
+ * address, so a 65528-byte stack copy holds at most 8191 frames.
+ */
+#define SP_DEPTH_MAX 8192u
+
 /**
  * struct sp_unwinder_opts configures sp_unwinder_new(). Set @size to
  * sizeof(struct sp_unwinder_opts); zero fields mean defaults.
- * @max_depth: frames per stack before the truncated marker (default and
- * maximum 1024).
+ * @max_depth: frames per stack before the truncated marker (default
+ * SP_DEPTH_DEFAULT, at most SP_DEPTH_MAX); a stack cut there counts
+ * SP_SAMPLE_ERR_DEPTH_LIMIT.
  */
 struct sp_unwinder_opts {
 	size_t size;
@@ -173,10 +189,14 @@ SP_API int sp_unwinder_prepare(struct sp_unwinder *unwinder,
  *        @stack_addr (normally the sample's RSP).
  * @param maps,nmaps the process's executable mappings, sorted by start.
  * @param frames,cap output, leaf first: the leaf pc as sampled, callers as
- *        return address - 1; each pinned to its mapping's module_id with a
+ *        return address - 1 (the call site), except exact pcs where no
+ *        call was made: a frame a signal interrupted, and a signal
+ *        trampoline (__restore_rt) at the return address the kernel
+ *        pushed; each pinned to its mapping's module_id with a
  *        file-relative pc, or unpinned (SP_NO_MODULE) when no mapping
- *        covers it. When unwinding stops early (error, depth cap, @cap
- *        reached) the last entry is a truncated marker.
+ *        covers it. When unwinding stops early (error, or max_depth or
+ *        @cap reached: SP_SAMPLE_ERR_DEPTH_LIMIT) the last entry is a
+ *        truncated marker; at @cap it replaces the last frame.
  * @param stats counters to add to (may be NULL).
  * @return the number of frames stored (>= 0), or -EINVAL for bad
  *         arguments. Unwinding problems are not errors: they are counted

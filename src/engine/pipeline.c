@@ -80,7 +80,7 @@ int sp__pipeline_new(struct sp_recorder *rec, unsigned workers)
 		err = readers_new(rec, pipe);
 	if (!err)
 		err = sp__pool_init(&pipe->pool, &rec->mem, rec->unwinder,
-				    workers);
+				    workers, rec->job->cap);
 	rec->procs.sync = sp__pipeline_sync;
 	rec->procs.sync_ctx = rec;
 	/* Workers build unwind tables on first use, off the sequencer. */

@@ -41,8 +41,7 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 			unwinder, &s->regs, stack, (size_t)s->stack_len,
 			s->regs.r[SP_X86_64_RSP], job->maps, job->nmaps,
 			sp__jit_snap_index(job->jit), job->time,
-			job->frames + job->nk, SP__FRAMES_MAX - job->nk,
-			job->stats);
+			job->frames + job->nk, job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 }
 
@@ -83,7 +82,8 @@ static void *worker_main(void *arg)
 }
 
 int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
-		  struct sp_unwinder *unwinder, unsigned nthreads)
+		  struct sp_unwinder *unwinder, unsigned nthreads,
+		  size_t job_frames)
 {
 	unsigned i;
 	int err;
@@ -92,11 +92,18 @@ int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 	p->mem = mem;
 	p->unwinder = unwinder;
 	p->nthreads = nthreads;
+	p->job_frames = job_frames;
 	p->jobs = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->jobs));
+	p->frames =
+		sp__mem_calloc(mem, SP__JOBS * job_frames, sizeof(*p->frames));
 	p->work = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->work));
 	p->threads = sp__mem_calloc(mem, nthreads, sizeof(*p->threads));
-	if (!p->jobs || !p->work || !p->threads)
+	if (!p->jobs || !p->frames || !p->work || !p->threads)
 		return -ENOMEM;
+	for (i = 0; i < SP__JOBS; i++) {
+		p->jobs[i].frames = p->frames + i * job_frames;
+		p->jobs[i].cap = job_frames;
+	}
 	for (i = 0; i < nthreads; i++) {
 		err = pthread_create(&p->threads[i], NULL, worker_main, p);
 		if (err)
@@ -124,6 +131,9 @@ void sp__pool_fini(struct sp__pool *p)
 	sp__pool_stop(p);
 	if (p->jobs)
 		sp__mem_free(p->mem, p->jobs, SP__JOBS * sizeof(*p->jobs));
+	if (p->frames)
+		sp__mem_free(p->mem, p->frames,
+			     SP__JOBS * p->job_frames * sizeof(*p->frames));
 	if (p->work)
 		sp__mem_free(p->mem, p->work, SP__JOBS * sizeof(*p->work));
 	if (p->threads)

@@ -12,8 +12,8 @@
 
 #include "mem.h"
 
-/* Frames per sample: kernel callchain (perf caps at 127) + user frames. */
-#define SP__FRAMES_MAX 2048
+/* Kernel callchain frames kept per sample (perf caps the chain at 127). */
+#define SP__KERNEL_FRAMES 1024u
 #define SP__JOBS 128u /* jobs in flight, a power of two */
 
 struct sp__jit_snap;
@@ -45,8 +45,18 @@ struct sp__job {
 	size_t nmaps;
 	struct sp_unwind_stats *stats; /* where the unwinder counts */
 	struct sp_unwind_stats own;    /* @stats in threaded mode */
-	struct sp_frame frames[SP__FRAMES_MAX];
+	struct sp_frame *frames;       /* @cap entries (sp__job_frames) */
+	size_t cap;
 };
+
+/*
+ * Entries of a job's frame array: the kernel callchain, then up to
+ * @max_depth user frames and the truncated marker.
+ */
+static inline size_t sp__job_frames(uint32_t max_depth)
+{
+	return SP__KERNEL_FRAMES + (size_t)max_depth + 1;
+}
 
 /* Appends the user frames of @job (any thread). */
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
@@ -65,7 +75,9 @@ struct sp__pool {
 	const struct sp__mem *mem;
 	struct sp_unwinder *unwinder;
 	struct sp__job *jobs;
-	uint64_t *work; /* SP__JOBS window positions */
+	struct sp_frame *frames; /* every job's frames, one block */
+	size_t job_frames;	 /* entries per job */
+	uint64_t *work;		 /* SP__JOBS window positions */
 	uint64_t head;
 	uint64_t tail;
 	_Atomic uint64_t published;
@@ -80,8 +92,10 @@ struct sp__pool {
 	unsigned started;
 };
 
+/* A pool of @nthreads workers and SP__JOBS jobs of @job_frames frames. */
 int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
-		  struct sp_unwinder *unwinder, unsigned nthreads);
+		  struct sp_unwinder *unwinder, unsigned nthreads,
+		  size_t job_frames);
 /* Stops and joins the workers once every published job is unwound. */
 void sp__pool_stop(struct sp__pool *p);
 /* Stops the workers and frees everything. */

@@ -30,7 +30,7 @@ static int opts_check(const struct sp_recorder_opts *o)
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
 			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
 		return -EINVAL;
-	if (o->stack_size > 65528)
+	if (o->stack_size > 65528 || o->max_depth > SP_DEPTH_MAX || o->reserved)
 		return -EINVAL;
 	return 0;
 }
@@ -74,10 +74,12 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 {
 	struct sp_unwinder_opts uo = { .size = sizeof(uo) };
+	uint32_t depth = o->max_depth ? o->max_depth : SP_DEPTH_DEFAULT;
 	int cpus[CPUS_MAX], n, i, err;
 
 	uo.allocator = o->allocator;
 	uo.logger = o->logger;
+	uo.max_depth = depth;
 	err = sp_unwinder_new(&uo, &rec->unwinder);
 	if (err)
 		return err;
@@ -90,6 +92,12 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	rec->scratch = sp__mem_alloc(&rec->mem, SP__RING_RECORD_MAX);
 	rec->job = sp__mem_calloc(&rec->mem, 1, sizeof(*rec->job));
 	if (!rec->cpus || !rec->cpu_ring || !rec->scratch || !rec->job)
+		return -ENOMEM;
+	/* The threaded pool sizes its jobs from this one. */
+	rec->job->cap = sp__job_frames(depth);
+	rec->job->frames = sp__mem_calloc(&rec->mem, rec->job->cap,
+					  sizeof(*rec->job->frames));
+	if (!rec->job->frames)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		rec->cpus[i] = cpus[i];
@@ -378,6 +386,8 @@ void sp_recorder_summary(const struct sp_recorder *rec,
 	memcpy(out->errors, rec->sum.errors, sizeof(out->errors));
 	for (size_t i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
 		out->errors[i] += rec->ustats.errors[i];
+	memcpy(out->truncation_reasons, rec->ustats.errors,
+	       sizeof(out->truncation_reasons));
 	memcpy(out->fallbacks, rec->ustats.fallbacks, sizeof(out->fallbacks));
 	out->jit_maps_kept = rec->jit_side.saved;
 	out->jit_maps_failed = rec->jit_side.failed;
@@ -413,6 +423,9 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__mem_free(&mem, rec->scratch, SP__RING_RECORD_MAX);
 	if (rec->path)
 		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);
+	if (rec->job)
+		sp__mem_free(&mem, rec->job->frames,
+			     rec->job->cap * sizeof(*rec->job->frames));
 	sp__mem_free(&mem, rec->job, sizeof(*rec->job));
 	sp__mem_free(&mem, rec, sizeof(*rec));
 }

@@ -193,7 +193,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->ver = tmp.ver;
 	job->jit = tmp.jit;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
-					  SP__FRAMES_MAX / 2);
+					  SP__KERNEL_FRAMES);
 	if (!rec->pipe) {
 		sp__job_unwind(rec->unwinder, job);
 		err = sp__jit_retry(rec, job, false);

@@ -17,7 +17,10 @@
  * shared.frames holds one frame per function (sp__profile_functions():
  * name, module and kind, plus the file for Python), so the sandwich view
  * lists a function once, not once per line it was sampled at; "file" is
- * written when all its frames agree on it. speedscope's frame has one
+ * written when all its frames agree on it, else the module (as
+ * speedscope's own perf importer fills it with the DSO), so that two
+ * functions of one name in two modules (ld.so's _start and the
+ * program's) stay apart in the viewer too. speedscope's frame has one
  * line, the function's start, which the symbolizer does not know, so no
  * "line" is written (the call-site lines are in the other formats). Each
  * thread's samples keep file (time) order, so the "Time Order" view is
@@ -253,9 +256,9 @@ static void write_frames(struct sp__profile *prof, struct sp__xout *out)
 
 		sp__xout_str(out, i ? ",\n{\"name\":" : "\n{\"name\":");
 		sp__xout_json_str(out, f->name);
-		if (f->file) {
+		if (f->file || f->module) {
 			sp__xout_str(out, ",\"file\":");
-			sp__xout_json_str(out, f->file);
+			sp__xout_json_str(out, f->file ? f->file : f->module);
 		}
 		sp__xout_char(out, '}');
 	}

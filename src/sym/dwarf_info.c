@@ -110,12 +110,26 @@ struct file_name {
 	const char *full;
 };
 
+/*
+ * An abstract function DIE (by offset) and where something of it is:
+ * for an inline instance without a linkage name, its index in inl[]; for
+ * an out-of-line copy (a DW_TAG_subprogram with that abstract origin),
+ * its entry pc. Matched by offset once the CU is walked.
+ */
+struct origin {
+	Dwarf_Off die;
+	uint64_t pc;  /* out-of-line copy: its entry; 0 for an instance */
+	int32_t inl;  /* instance: index in inl[]; -1 for a copy */
+	uint32_t seq; /* order of appearance: the first copy wins */
+};
+
 struct walk {
 	const struct sp__mem *mem;
 	Dwarf_Files *files;
-	struct sp__vec names;  /* struct file_name, sorted by raw pointer */
-	struct sp__vec inl;    /* struct sp__inline */
-	struct sp__vec ranges; /* struct inl_range */
+	struct sp__vec names;	/* struct file_name, sorted by raw pointer */
+	struct sp__vec inl;	/* struct sp__inline */
+	struct sp__vec ranges;	/* struct inl_range */
+	struct sp__vec origins; /* struct origin */
 	size_t dies;
 };
 
@@ -411,8 +425,12 @@ static int read_lines(const struct walk *w, Dwarf_Die *cudie,
 	return 0;
 }
 
-/* The name eu-addr2line prints for an inline instance: linkage first. */
-static const char *inline_name(Dwarf_Die *die)
+/*
+ * The name eu-addr2line prints for an inline instance: linkage first
+ * (*@linkage tells which), through DW_AT_abstract_origin and
+ * DW_AT_specification (dwarf_attr_integrate).
+ */
+static const char *inline_name(Dwarf_Die *die, bool *linkage)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -422,9 +440,81 @@ static const char *inline_name(Dwarf_Die *die)
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(
 			die, DW_AT_MIPS_linkage_name, &attr));
+	*linkage = name != NULL;
 	if (!name)
 		name = dwarf_diename(die);
 	return name ? name : "??";
+}
+
+/* The offset of @die's abstract origin, or 0 when it has none. */
+static Dwarf_Off origin_of(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+
+	if (!dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &attr),
+			       &origin))
+		return 0;
+	return dwarf_dieoffset(&origin);
+}
+
+/* Notes where @o's abstract function is (struct origin). */
+static int add_origin(struct walk *w, Dwarf_Off die, uint64_t pc, int32_t inl)
+{
+	struct origin o = { .die = die,
+			    .pc = pc,
+			    .inl = inl,
+			    .seq = (uint32_t)w->origins.len };
+
+	if (!die)
+		return 0;
+	return sp__vec_push(&w->origins, w->mem, &o) < 0 ? -ENOMEM : 0;
+}
+
+/* A DW_TAG_subprogram with an abstract origin is an out-of-line copy. */
+static int add_copy(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Addr pc, base, end;
+
+	if (dwarf_lowpc(die, &pc) != 0 &&
+	    dwarf_ranges(die, 0, &base, &pc, &end) <= 0)
+		return 0;
+	return pc ? add_origin(w, origin_of(die), pc, -1) : 0;
+}
+
+static int cmp_origin(const void *pa, const void *pb)
+{
+	const struct origin *a = pa, *b = pb;
+
+	if (a->die != b->die)
+		return a->die < b->die ? -1 : 1;
+	/* Copies (inl -1) first, so each instance follows its copy. */
+	if ((a->inl < 0) != (b->inl < 0))
+		return a->inl < 0 ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/*
+ * Gives each instance without a linkage name the entry pc of its
+ * function's first out-of-line copy (GCC clones such as .constprop.0
+ * are copies too; native.c takes only a plain C++ symbol there).
+ */
+static void match_origins(struct walk *w)
+{
+	struct origin *o = w->origins.data;
+	struct sp__inline *inl = w->inl.data;
+	uint64_t pc = 0;
+	size_t i;
+
+	if (!w->origins.len)
+		return;
+	qsort(o, w->origins.len, sizeof(*o), cmp_origin);
+	for (i = 0; i < w->origins.len; i++) {
+		if (i == 0 || o[i].die != o[i - 1].die)
+			pc = o[i].inl < 0 ? o[i].pc : 0;
+		if (o[i].inl >= 0)
+			inl[o[i].inl].origin_pc = pc;
+	}
 }
 
 static uint32_t attr_u32(Dwarf_Die *die, unsigned name)
@@ -440,13 +530,16 @@ static uint32_t attr_u32(Dwarf_Die *die, unsigned name)
 static int add_inline(struct walk *w, Dwarf_Die *die, int32_t parent,
 		      uint32_t depth, int32_t *idx)
 {
-	struct sp__inline e = { .name = inline_name(die), .parent = parent };
+	struct sp__inline e = { .parent = parent };
 	Dwarf_Attribute attr;
 	Dwarf_Addr base, start, end;
 	Dwarf_Word file;
 	ptrdiff_t off = 0;
 	size_t n = 0;
+	bool linkage;
+	int err;
 
+	e.name = inline_name(die, &linkage);
 	if (w->files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr),
 					&file) == 0)
 		e.call.file =
@@ -456,6 +549,9 @@ static int add_inline(struct walk *w, Dwarf_Die *die, int32_t parent,
 	*idx = (int32_t)w->inl.len;
 	if (sp__vec_push(&w->inl, w->mem, &e) < 0)
 		return -ENOMEM;
+	err = linkage ? 0 : add_origin(w, origin_of(die), 0, *idx);
+	if (err < 0)
+		return err;
 	while (n++ < RANGES_PER_DIE_MAX &&
 	       (off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 		struct inl_range r = { start, end, *idx, depth };
@@ -516,6 +612,9 @@ static int walk_dies(struct walk *w, Dwarf_Die *parent, int32_t inl_parent,
 		if (tag == DW_TAG_subprogram) {
 			p = -1;
 			d = 0;
+			err = add_copy(w, &child);
+			if (err < 0)
+				return err;
 		} else if (tag == DW_TAG_inlined_subroutine &&
 			   d < SP_DWARF_INLINE_MAX) {
 			err = add_inline(w, &child, inl_parent, d, &p);
@@ -565,6 +664,7 @@ static int fill_table(struct sp__dwarf_info *di, Dwarf_Die *cudie,
 	sp__vec_init(&w.inl, sizeof(struct sp__inline));
 	sp__vec_init(&w.ranges, sizeof(struct inl_range));
 	sp__vec_init(&w.names, sizeof(struct file_name));
+	sp__vec_init(&w.origins, sizeof(struct origin));
 	if (dwarf_getsrcfiles(cudie, &w.files, &nfiles) != 0)
 		w.files = NULL;
 	err = map_files(di, cudie, &w, nfiles);
@@ -572,8 +672,10 @@ static int fill_table(struct sp__dwarf_info *di, Dwarf_Die *cudie,
 		err = read_lines(&w, cudie, &rows);
 	if (err == 0)
 		err = walk_dies(&w, cudie, -1, 0, 0);
-	if (err == 0)
+	if (err == 0) {
+		match_origins(&w);
 		err = sp__inline_segments(mem, &w.ranges, &segs);
+	}
 	if (err == 0) {
 		t->rows = take(mem, &rows, &t->nrows);
 		t->inl = take(mem, &w.inl, &t->ninl);
@@ -589,6 +691,7 @@ static int fill_table(struct sp__dwarf_info *di, Dwarf_Die *cudie,
 	sp__vec_fini(&w.inl, mem);
 	sp__vec_fini(&w.ranges, mem);
 	sp__vec_fini(&w.names, mem);
+	sp__vec_fini(&w.origins, mem);
 	return err;
 }
 

@@ -144,6 +144,27 @@ static void fill(struct sp_resolved_frame *f, const char *name,
 	f->origin = SP_ORIGIN_ELF;
 }
 
+/*
+ * The name of inline instance @inl: its DWARF name, or for a C++
+ * function DWARF gives no linkage name (GCC's lambdas), the mangled
+ * name of its out-of-line copy, if the ELF symbol at the copy's entry is
+ * one ("_Z...", no clone suffix): two lambdas then stay two names, which
+ * demangle to main::{lambda(int)#1}::operator()(int) const and #2.
+ */
+static const char *inline_frame_name(const struct sp__native *native,
+				     const struct sp__inline *inl)
+{
+	const struct sp__sym *sym;
+
+	if (!inl->origin_pc)
+		return inl->name;
+	sym = sp__symtab_find(native->symtab, inl->origin_pc);
+	if (!sym || sym->addr != inl->origin_pc ||
+	    strncmp(sym->name, "_Z", 2) != 0 || strchr(sym->name, '.'))
+		return inl->name;
+	return sym->name;
+}
+
 int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
 		      struct sp_resolved_frame *out, size_t cap)
 {
@@ -170,7 +191,9 @@ int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
 		const struct sp__src_loc *at = k ? &chain[k - 1]->call : &loc;
 
 		if (k < nc)
-			fill(&out[k - skip], chain[k]->name, at, 0, nc - k);
+			fill(&out[k - skip],
+			     inline_frame_name(native, chain[k]), at, 0,
+			     nc - k);
 		else
 			fill(&out[k - skip], sym->name, at, svma - sym->addr,
 			     0);

@@ -45,7 +45,8 @@ struct sp__symtab;
 
 /*
  * Builds the sorted function table from the SHT_SYMTAB of @symtab_elf
- * (NULL: none) merged with the SHT_DYNSYM of @dynsym_elf (NULL: none).
+ * (NULL: none) merged with the SHT_DYNSYM and the PLT stubs ("NAME@plt",
+ * plt.c) of @dynsym_elf (NULL: none).
  * The caller holds the locks of the images owning both Elf handles; the
  * names stay valid as long as those Elf handles live. A file without
  * symbols gives an empty table. Returns 0 or -ENOMEM.
@@ -63,6 +64,31 @@ const struct sp__sym *sp__symtab_find(const struct sp__symtab *tab,
 const struct sp__sym *sp__symtab_find_bsearch(const struct sp__symtab *tab,
 					      uint64_t addr);
 
+/* ---- plt.c ---- */
+
+/* The preferred name of the symbol starting at @addr, or NULL. */
+struct sp__plt_names {
+	const char *(*at)(void *ctx, uint64_t addr);
+	void *ctx;
+};
+
+/* A PLT stub [addr, addr + size) and the function it jumps to. */
+struct sp__plt_entry {
+	uint64_t addr;
+	uint64_t size;
+	const char *name; /* borrowed: an ELF string, or from @names */
+};
+
+/*
+ * Appends to @out (struct sp__plt_entry) the PLT stubs of x86-64 image
+ * @elf (.plt, .plt.sec, .plt.got) that jump through a relocated GOT slot,
+ * named after the relocation's symbol, or for IRELATIVE after
+ * @names->at(addend). Other machines add nothing. The caller holds the
+ * image lock. Returns 0 or -ENOMEM.
+ */
+int sp__plt_entries(const struct sp__mem *mem, Elf *elf,
+		    const struct sp__plt_names *names, struct sp__vec *out);
+
 /* ---- dwarf_info.c ---- */
 
 /* Deepest inline nesting reported; deeper chains are cut at the inside. */
@@ -79,12 +105,16 @@ struct sp__src_loc {
  * One DW_TAG_inlined_subroutine instance: the abstract origin's name
  * (linkage name when there is one, as eu-addr2line prints it), where it
  * was called from, and its enclosing inline instance (-1: the enclosing
- * function itself).
+ * function itself). @origin_pc: when DWARF has no linkage name (GCC
+ * gives none to a lambda's operator()), the entry of an out-of-line
+ * copy of the same function in this CU, 0 if none: the ELF symbol there
+ * is its linkage name (native.c).
  */
 struct sp__inline {
 	const char *name;
 	struct sp__src_loc call;
 	int32_t parent;
+	uint64_t origin_pc;
 };
 
 /* An inline instance's address range while a CU table is built. */

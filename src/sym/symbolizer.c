@@ -12,8 +12,9 @@
  *                      anonymous (a hit never overrides a file-backed one)
  *     native           file-backed module: the caller's plug-in (batched
  *                      per resolve call) or the built-in ELF/DWARF backend
- *     address-only     "<basename>+0x<file-relative ip>", or "<0x<abs>>"
- *                      when no module owns the address
+ *     address-only     "<basename>+0x<ELF virtual address>" (the file
+ *                      offset when the file cannot be read), or
+ *                      "<0x<abs>>" when no module owns the address
  *
  * Hits are served from the shared cache without locks (sym_cache.c);
  * misses take sym->lock, so table builds, image opens and perf-map loads
@@ -324,6 +325,28 @@ static bool is_file_backed(const struct user_ctx *u)
 	       !sp__sym_is_pseudo_path(u->mod.path);
 }
 
+static bool module_svma(const struct sp__sym_module *ms,
+			const struct user_ctx *u, uint64_t *svma);
+
+/*
+ * The address of an address-only name: the ELF virtual address, the one
+ * objdump, addr2line and gdb take (in a non-PIE executable the runtime
+ * address too, as perf prints it, not the file offset), when the module's
+ * file was opened (native_chain or the plug-in batch did that); else
+ * the file offset, all the spool knows.
+ */
+static uint64_t address_only_ip(const struct sp_symbolizer *sym,
+				const struct user_ctx *u)
+{
+	const struct sp__sym_module *ms;
+	uint64_t svma;
+
+	if (!is_file_backed(u) || u->fc.module_id >= sym->modules.len)
+		return u->fc.file_relative_ip;
+	ms = sp__vec_at(&sym->modules, u->fc.module_id);
+	return module_svma(ms, u, &svma) ? svma : u->fc.file_relative_ip;
+}
+
 static int address_chain(struct sp_symbolizer *sym, const struct user_ctx *u)
 {
 	struct sp_resolved_frame *f = &sym->chain[0];
@@ -336,7 +359,7 @@ static int address_chain(struct sp_symbolizer *sym, const struct user_ctx *u)
 	}
 	sp__sym_address_name(sym->name_buf, sizeof(sym->name_buf),
 			     sp__sym_basename(u->mod.path),
-			     u->fc.file_relative_ip);
+			     address_only_ip(sym, u));
 	set_plain(f, sym->name_buf, SP_RESOLVED_NATIVE);
 	f->module = u->mod.path;
 	return 1;
@@ -525,25 +548,29 @@ static struct sp__sym_module *module_ready(struct sp_symbolizer *sym,
 	return ms;
 }
 
-/* SVMA of the frame: through the mapping's load bias, else the file offset. */
-static uint64_t module_svma(const struct sp__sym_module *ms,
-			    const struct user_ctx *u)
+/*
+ * SVMA of the frame: through the mapping's load bias, else the file
+ * offset. False when the module's file is not open or the offset maps to
+ * no segment.
+ */
+static bool module_svma(const struct sp__sym_module *ms,
+			const struct user_ctx *u, uint64_t *svma)
 {
-	uint64_t svma = 0;
-
 	if (ms->status != 1)
-		return 0;
-	if (ms->has_bias)
-		return u->frame.abs_ip - ms->bias;
-	if (sp__image_offset_to_svma(ms->img, u->fc.file_relative_ip, &svma))
-		return 0;
-	return svma;
+		return false;
+	if (ms->has_bias) {
+		*svma = u->frame.abs_ip - ms->bias;
+		return true;
+	}
+	return sp__image_offset_to_svma(ms->img, u->fc.file_relative_ip,
+					svma) == 0;
 }
 
 static int native_chain(struct sp_symbolizer *sym, const struct user_ctx *u)
 {
 	struct sp__sym_module *ms = module_ready(sym, u);
 	uint32_t nflags = 0;
+	uint64_t svma;
 	int i, n;
 
 	if (!ms)
@@ -555,8 +582,10 @@ static int native_chain(struct sp_symbolizer *sym, const struct user_ctx *u)
 	if (sym->flags & SP_SYMBOLIZER_NO_LINES)
 		nflags |= SP_NATIVE_NO_LINES;
 	memset(sym->chain, 0, sizeof(sym->chain));
-	n = sp__native_lookup(ms->native, module_svma(ms, u), nflags,
-			      sym->chain, SP_SYM_MAX_CHAIN);
+	if (!module_svma(ms, u, &svma))
+		return 0;
+	n = sp__native_lookup(ms->native, svma, nflags, sym->chain,
+			      SP_SYM_MAX_CHAIN);
 	for (i = 0; i < n; i++)
 		sym->chain[i].module = u->mod.path;
 	return n;
@@ -679,7 +708,8 @@ static int batch_push(struct sp_symbolizer *sym, uint32_t frame_id, int32_t pid,
 
 	if (!ms)
 		return -ENOMEM;
-	l.image_address = module_svma(ms, u);
+	if (!module_svma(ms, u, &l.image_address))
+		l.image_address = 0;
 	if (sp__vec_push(&sym->batch, &sym->mem, &l) ||
 	    sp__vec_push(&sym->batch_mods, &sym->mem, &u->mod) ||
 	    sp__vec_push(&sym->batch_ids, &sym->mem, &frame_id))

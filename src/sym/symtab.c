@@ -13,11 +13,14 @@
  * on libc, research/feasibility.md §4). We read the tables once into a
  * sorted array of [addr, end) ranges and binary-search it (~40 ns).
  *
- * Which symbols: STT_FUNC and STT_GNU_IFUNC, plus sized STT_NOTYPE in
- * executable sections (hand-written assembly), defined in an allocated
+ * Which symbols: STT_FUNC and STT_GNU_IFUNC, plus STT_NOTYPE in
+ * executable sections (hand-written assembly labels such as ld.so's
+ * _start and _dl_start_user, which have no size), defined in an allocated
  * section, with a non-empty name. .symtab (of the debug file when there
- * is one) is merged with the image's .dynsym: a partially stripped image
- * keeps its exported names, and duplicates collapse below.
+ * is one) is merged with the image's .dynsym and with the PLT
+ * stubs named from the relocations (plt.c: "rand@plt", whose names the
+ * table owns): a partially stripped image keeps its exported names, and
+ * duplicates collapse below; a real symbol beats a stub's name.
  *
  * Aliases (several names at one address) keep one name: GLOBAL before
  * WEAK before LOCAL, then the shortest name, then the first seen (symtab
@@ -26,10 +29,14 @@
  * equal bindings, so tests compare the symbol address, not the name,
  * when the two disagree at one address. The alias keeps the largest size.
  *
- * Sizes: st_size when non-zero; a zero-sized symbol extends to the next
- * symbol of the table if that starts in the same section, else to the end
- * of its section. Nested sized symbols (an inner function inside an outer
- * range) are found by a short walk back from the binary-search hit.
+ * Sizes: st_size when non-zero. A symbol without a size names the
+ * addresses no sized symbol covers, from it to the next symbol of the
+ * table if that starts in the same section, else to the end of its
+ * section: the nearest preceding symbol, as eu-addr2line and perf choose.
+ * One that lies inside a sized symbol's range is dropped: there the sized
+ * symbol wins, and past that symbol's end eu-addr2line does not reach
+ * back over it either. Nested sized symbols (an inner function inside an
+ * outer range) are found by a short walk back from the binary-search hit.
  *
  * Names point into the ELF string tables (libelf keeps the section data
  * alive with the Elf handle, which lives as long as the native object).
@@ -53,7 +60,9 @@ struct sp__symtab {
 	uint64_t *starts; /* syms[i].addr, dense for the binary search */
 	struct sp__sym *syms;
 	size_t count;
-	size_t cap;	  /* allocated entries (candidates before merging) */
+	size_t cap;	 /* allocated entries (candidates before merging) */
+	char *plt_names; /* "NAME@plt\0" of every stub, NULL when none */
+	size_t plt_bytes;
 	uint32_t *bucket; /* [nbuckets + 1]; NULL: plain binary search */
 	size_t nbuckets;
 	unsigned shift;
@@ -66,9 +75,11 @@ struct cand {
 	uint64_t sec_end;
 	const char *name;
 	size_t name_len;
-	uint32_t rank; /* 0 GLOBAL, 1 WEAK, 2 other */
+	uint32_t rank; /* 0 GLOBAL, 1 WEAK, 2 other, 3 a PLT stub */
 	uint32_t seq;
 };
+
+#define RANK_PLT 3
 
 static uint32_t bind_rank(unsigned char info)
 {
@@ -109,8 +120,7 @@ static bool keep_symbol(Elf *elf, const GElf_Sym *sym, uint64_t *sec_end)
 	scn = elf_getscn(elf, sym->st_shndx);
 	if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC))
 		return false;
-	if (type == STT_NOTYPE &&
-	    (sym->st_size == 0 || !(shdr.sh_flags & SHF_EXECINSTR)))
+	if (type == STT_NOTYPE && !(shdr.sh_flags & SHF_EXECINSTR))
 		return false;
 	/* Checked: a hostile section may wrap around the address space. */
 	if (shdr.sh_addr + shdr.sh_size < shdr.sh_addr ||
@@ -176,10 +186,13 @@ static int read_table(const struct sp__mem *mem, Elf *elf, Elf64_Word type,
 
 /*
  * Collapses aliases (sorted: the preferred name comes first at each
- * address) and computes ends. Writes into @syms, returns the count.
+ * address), computes ends and drops the unsized symbols inside a sized
+ * one (@covered: the furthest end of a sized symbol so far). Writes into
+ * @syms, returns the count.
  */
 static size_t merge(const struct cand *c, size_t n, struct sp__sym *syms)
 {
+	uint64_t covered = 0;
 	size_t i, j, out = 0;
 
 	for (i = 0; i < n; i = j) {
@@ -187,6 +200,8 @@ static size_t merge(const struct cand *c, size_t n, struct sp__sym *syms)
 
 		for (j = i + 1; j < n && c[j].addr == c[i].addr; j++)
 			size = c[j].size > size ? c[j].size : size;
+		if (size == 0 && c[i].addr < covered)
+			continue;
 		next = j < n ? c[j].addr : c[i].sec_end;
 		if (size == 0)
 			end = next < c[i].sec_end ? next : c[i].sec_end;
@@ -195,12 +210,75 @@ static size_t merge(const struct cand *c, size_t n, struct sp__sym *syms)
 		/* A wrapping size from a hostile file: clamp to the section. */
 		if (end <= c[i].addr)
 			end = c[i].sec_end;
+		if (size && end > covered)
+			covered = end;
 		syms[out].addr = c[i].addr;
 		syms[out].end = end;
 		syms[out].name = c[i].name;
 		out++;
 	}
 	return out;
+}
+
+/* The preferred name at exactly @addr among sorted candidates (plt.c). */
+static const char *cand_name_at(void *ctx, uint64_t addr)
+{
+	const struct sp__vec *cands = ctx;
+	const struct cand *c = cands->data;
+	size_t lo = 0, hi = cands->len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cands->len && c[lo].addr == addr ? c[lo].name : NULL;
+}
+
+/*
+ * Appends the PLT stubs of @elf to the sorted @cands as "NAME@plt"
+ * candidates (strings in @tab->plt_names), then sorts again.
+ */
+static int add_plt(struct sp__symtab *tab, Elf *elf, struct sp__vec *cands)
+{
+	struct sp__plt_names names = { cand_name_at, cands };
+	const struct sp__plt_entry *e;
+	struct sp__vec plt;
+	size_t i, bytes = 0, len;
+	char *p;
+	int err;
+
+	sp__vec_init(&plt, sizeof(struct sp__plt_entry));
+	err = sp__plt_entries(&tab->mem, elf, &names, &plt);
+	for (i = 0, e = plt.data; !err && i < plt.len; i++)
+		bytes += strlen(e[i].name) + sizeof("@plt");
+	if (!err && bytes)
+		tab->plt_names = sp__mem_alloc(&tab->mem, bytes);
+	if (!err && bytes && !tab->plt_names)
+		err = -ENOMEM;
+	tab->plt_bytes = tab->plt_names ? bytes : 0;
+	for (i = 0, p = tab->plt_names; !err && i < plt.len; i++) {
+		struct cand c = { .addr = e[i].addr,
+				  .size = e[i].size,
+				  .sec_end = e[i].addr + e[i].size,
+				  .name = p,
+				  .rank = RANK_PLT,
+				  .seq = (uint32_t)cands->len };
+
+		len = strlen(e[i].name);
+		memcpy(p, e[i].name, len);
+		memcpy(p + len, "@plt", sizeof("@plt"));
+		p += len + sizeof("@plt");
+		c.name_len = len + 4;
+		err = sp__vec_push(cands, &tab->mem, &c) < 0 ? -ENOMEM : 0;
+	}
+	if (!err && plt.len)
+		qsort(cands->data, cands->len, sizeof(struct cand), cmp_cand);
+	sp__vec_fini(&plt, &tab->mem);
+	return err;
 }
 
 /* Builds the two-level index; without memory the table still works. */
@@ -247,12 +325,15 @@ int sp__symtab_build(const struct sp__mem *mem, Elf *symtab_elf,
 		goto out;
 	if (dynsym_elf && read_table(mem, dynsym_elf, SHT_DYNSYM, &cands) < 0)
 		goto out;
+	if (cands.len)
+		qsort(cands.data, cands.len, sizeof(struct cand), cmp_cand);
+	if (dynsym_elf && add_plt(tab, dynsym_elf, &cands) < 0)
+		goto out;
 	if (cands.len) {
 		tab->syms = sp__mem_calloc(mem, cands.len, sizeof(*tab->syms));
 		if (!tab->syms)
 			goto out;
 		tab->cap = cands.len;
-		qsort(cands.data, cands.len, sizeof(struct cand), cmp_cand);
 		tab->count = merge(cands.data, cands.len, tab->syms);
 		tab->starts = sp__mem_calloc(mem, tab->count, sizeof(uint64_t));
 		if (!tab->starts)
@@ -279,6 +360,7 @@ void sp__symtab_free(struct sp__symtab *tab)
 			     (tab->nbuckets + 1) * sizeof(uint32_t));
 	sp__mem_free(&tab->mem, tab->starts, tab->count * sizeof(uint64_t));
 	sp__mem_free(&tab->mem, tab->syms, tab->cap * sizeof(*tab->syms));
+	sp__mem_free(&tab->mem, tab->plt_names, tab->plt_bytes);
 	sp__mem_free(&tab->mem, tab, sizeof(*tab));
 }
 

@@ -101,7 +101,7 @@ static int read_opts(const struct sp_unwinder_opts *opts,
 
 	if (err)
 		return err;
-	if (o->max_depth > 1024 || o->flags)
+	if (o->max_depth > SP_DEPTH_MAX || o->flags)
 		return -EINVAL;
 	return 0;
 }
@@ -123,7 +123,7 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 		return -ENOMEM;
 	u->mem = mem;
 	u->logger = o.logger;
-	u->max_depth = o.max_depth ? o.max_depth : 1024;
+	u->max_depth = o.max_depth ? o.max_depth : SP_DEPTH_DEFAULT;
 	page = sysconf(_SC_PAGESIZE);
 	u->page_size = page > 0 ? (uint64_t)page : 4096;
 	sp__vec_init(&u->tables, sizeof(struct table_slot *));
@@ -880,6 +880,7 @@ struct cursor {
 	struct region g;
 	struct sp_regs cur; /* RBX, R12-R15: before the pending saves */
 	uint64_t pc;
+	uint64_t back; /* pc = return address - back: 1, or 0 when exact */
 	uintptr_t prefetched;
 	int ret;	   /* when stopped: 0 (limit), SP__STEP_END or -1 */
 	unsigned npending; /* entries of the walk's pending_save array */
@@ -905,6 +906,7 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 	c->g = no_region;
 	c->cur = *regs;
 	c->pc = sp__arch_pc(regs);
+	c->back = 0;
 	c->ret = 0;
 	c->npending = 0;
 	c->prefetched = prefetch_stack(
@@ -913,12 +915,29 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 }
 
 /*
+ * A return address that is a signal trampoline's (__restore_rt, a vDSO
+ * sigreturn) was pushed by the kernel, not by a call: the trampoline
+ * starts right there. Its CFI begins one byte early (glibc and the kernel
+ * put a nop before the symbol for this), so the lookup at return address
+ * - 1 finds its signal rule set, and the frame is then reported at the
+ * return address itself, inside the trampoline's symbol.
+ */
+static void frame_at_trampoline(struct cursor *c)
+{
+	uint64_t pc = c->pc + c->back;
+
+	if (pc - c->g.start < c->g.len)
+		put_frame(&c->frames[c->n - 1], &c->g, pc);
+}
+
+/*
  * One frame: stores the frame of the cursor's pc and steps to its caller.
  * Returns true to go on, false when the stack ended (c->ret ==
- * SP__STEP_END), failed (-1) or reached the limit (0). The reported pc is
- * also the lookup key: exact for the leaf and for a pc interrupted by a
- * signal, the call site (return address - 1) for the rest. Nearly every
- * frame takes the inline simple step.
+ * SP__STEP_END), failed (-1) or reached the limit (0). The pc is the
+ * lookup key: exact for the leaf and for a pc interrupted by a signal,
+ * the call site (return address - 1) for the rest; it is also the
+ * reported pc but for a signal trampoline (frame_at_trampoline). Nearly
+ * every frame takes the inline simple step.
  */
 static inline __attribute__((always_inline)) bool
 frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
@@ -939,6 +958,8 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 		if (__builtin_expect(c->npending == PENDING_SAVES, 0))
 			cursor_flush(c, pending);
 	} else {
+		if (row && (row->flags & SP__ROW_SIGNAL) && c->back)
+			frame_at_trampoline(c);
 		if (sp__arch_step_needs_saves(row))
 			cursor_flush(c, pending);
 		c->ret = step_slow(w, c->g.table, c->g.reason, row, &c->cur,
@@ -950,12 +971,16 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 		return false;
 	c->prefetched =
 		prefetch_stack(&c->stack, c->prefetched, sp__arch_sp(&c->cur));
-	c->pc = sp__arch_pc(&c->cur) - (signal ? 0 : 1);
+	c->back = signal ? 0 : 1;
+	c->pc = sp__arch_pc(&c->cur) - c->back;
 	return true;
 }
 
-/* Walks from @regs until the stack ends (true) or is cut short (false). */
-static bool walk_frames(struct walk *w, const struct sp_regs *regs)
+/*
+ * Walks from @regs until the stack ends (SP__STEP_END), fails (-1, the
+ * error counted) or reaches the depth limit (0).
+ */
+static int walk_frames(struct walk *w, const struct sp_regs *regs)
 {
 	struct pending_save pending[PENDING_SAVES];
 	struct cursor c;
@@ -964,7 +989,7 @@ static bool walk_frames(struct walk *w, const struct sp_regs *regs)
 	while (frame_step(w, &c, pending))
 		;
 	w->n = c.n;
-	return c.ret == SP__STEP_END;
+	return c.ret;
 }
 
 /*
@@ -1012,11 +1037,16 @@ static int walk_init(struct walk *w, struct sp_unwinder *u, const void *stack,
 	return 0;
 }
 
-/* After: the marker unless the stack ended, the counters, the result. */
-static int walk_end(struct walk *w, bool complete,
-		    struct sp_unwind_stats *stats)
+/*
+ * After the walk's end @ret (walk_frames; -1 when it could not start): the
+ * marker unless the stack ended, the counters, the result. Every marker
+ * has its one reason counted: the error, or the depth limit here.
+ */
+static int walk_end(struct walk *w, int ret, struct sp_unwind_stats *stats)
 {
-	if (!complete)
+	if (ret == 0)
+		w->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT]++;
+	if (ret != SP__STEP_END)
 		put_marker(w, w->cap);
 	w->st.samples = 1;
 	w->st.frames = w->n - (w->st.truncated ? 1 : 0);
@@ -1052,6 +1082,7 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 		return -EINVAL;
 	w.jit = jit && jit->n ? jit : NULL;
 	w.time = time;
-	return walk_end(&w, walk_can_step(&w, regs) && walk_frames(&w, regs),
+	return walk_end(&w,
+			walk_can_step(&w, regs) ? walk_frames(&w, regs) : -1,
 			stats);
 }

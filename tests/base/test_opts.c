@@ -335,7 +335,7 @@ static void test_unwinder(void)
 	};
 
 	probe_sizes(&p, u.b);
-	o->max_depth = 5000;
+	o->max_depth = SP_DEPTH_MAX + 1;
 	expect(&p, o, p.prev, 0);
 	expect(&p, o, p.full, -EINVAL);
 }
@@ -387,6 +387,15 @@ static void test_recorder(void)
 	CHECK_EQ_INT(sp_recorder_open(path, o, &(struct sp_recorder *){ 0 }),
 		     -EINVAL);
 	CHECK(access(path, F_OK) != 0 && errno == ENOENT);
+	/* The depth limit and its reserved neighbour, read only when sent. */
+	o->max_depth = SP_DEPTH_MAX + 1;
+	expect(&p, o, offsetof(struct sp_recorder_opts, max_depth), 0);
+	expect(&p, o, p.full, -EINVAL);
+	o->max_depth = SP_DEPTH_MAX;
+	o->reserved = 1;
+	expect(&p, o, p.full, -EINVAL);
+	o->reserved = 0;
+	expect(&p, o, p.full, 0);
 }
 
 static void test_export(void)

@@ -89,6 +89,49 @@ def case_ladder(env):
     expect(obj["threads"] >= 1 and obj["modules"] >= 1, f"defs: {obj}")
 
 
+def summary_counts(err, label):
+    """The name=count pairs of the summary line that starts with label."""
+    for line in err.splitlines():
+        if line.strip().startswith(label):
+            pairs = line.strip()[len(label):].split()
+            return {k: int(v) for k, v in (p.split("=") for p in pairs)}
+    return {}
+
+
+def truncated_stacks(err):
+    for line in err.splitlines():
+        if "truncated stacks" in line:
+            return int(line.split(" truncated stacks")[0].split()[-1])
+    raise Failure(f"no truncated count in the summary: {err!r}")
+
+
+def case_max_depth(env):
+    """A 2000-frame recursion is cut by the default depth limit and the
+    summary says so, reasons adding up; --max-depth 4096 keeps it whole."""
+    deep = env.workload("wl_recursion")
+    spool = env.path("deep.spool")
+    rc, _, err = env.run("record", "-s", "65528", "-o", spool, "--", deep,
+                         "1", "2000")
+    expect(rc == 0, f"record wl_recursion 1 2000: exit {rc}; stderr: {err}")
+    cut = truncated_stacks(err)
+    reasons = summary_counts(err, "truncated by:")
+    expect(cut >= 50, f"the recursion was not cut: {err!r}")
+    expect(sum(reasons.values()) == cut, f"reasons != truncated: {err!r}")
+    expect(reasons.get("depth_limit", 0) * 10 >= cut * 9,
+           f"not cut by the depth limit: {err!r}")
+    rc, _, err = env.run("record", "-s", "65528", "--max-depth", "4096",
+                         "-o", spool, "--", deep, "1", "2000")
+    expect(rc == 0, f"record --max-depth 4096: exit {rc}; stderr: {err}")
+    reasons = summary_counts(err, "truncated by:")
+    expect(sum(reasons.values()) == truncated_stacks(err),
+           f"reasons != truncated: {err!r}")
+    expect(reasons.get("depth_limit", 0) == 0,
+           f"--max-depth 4096 still cut by the limit: {err!r}")
+    for bad in ("0", "8193", "x"):
+        rc, _, err = env.run("record", "--max-depth", bad, "--", "true")
+        expect(rc == 2, f"--max-depth {bad}: exit {rc}; {err}")
+
+
 def case_status(env):
     spool = env.path("status.spool")
     rc, _, err = env.run("record", "-o", spool, "--", "sh", "-c", "exit 3")

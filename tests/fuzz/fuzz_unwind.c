@@ -320,15 +320,15 @@ static int oracle_step(struct oracle *o, const struct sp__cfi_table *table,
 	return ret;
 }
 
-/* The frame loop: true when the stack ended, false when cut short. */
-static bool oracle_frames(struct oracle *o, const struct sp_regs *regs)
+/* The frame loop: SP__STEP_END, 0 at the depth limit, -1 on an error. */
+static int oracle_frames(struct oracle *o, const struct sp_regs *regs)
 {
 	const struct sp__cfi_table *table;
 	const struct sp__cfi_rules *row;
 	enum sp_unwind_fallback reason;
 	const struct sp_mapping *m;
 	struct sp_regs cur = *regs;
-	uint64_t pc = cur.r[SP_X86_64_RIP];
+	uint64_t pc = cur.r[SP_X86_64_RIP], back = 0;
 	bool signal;
 	int ret;
 
@@ -336,13 +336,18 @@ static bool oracle_frames(struct oracle *o, const struct sp_regs *regs)
 		m = find_map(pc);
 		oracle_frame(&o->frames[o->n++], m, pc);
 		row = oracle_rules(m, pc, &table, &reason);
+		/* A signal trampoline is reported at its return address. */
+		if (row && (row->flags & SP__ROW_SIGNAL) && back &&
+		    pc + back - m->start < m->end - m->start)
+			oracle_frame(&o->frames[o->n - 1], m, pc + back);
 		ret = oracle_step(o, table, reason, row, &cur, &signal);
 		if (ret != 0)
-			return ret == SP__STEP_END;
+			return ret;
 		if (o->n >= o->limit)
-			return false;
+			return 0;
 		/* Leaf exact; callers at the call site unless a signal. */
-		pc = cur.r[SP_X86_64_RIP] - (signal ? 0 : 1);
+		back = signal ? 0 : 1;
+		pc = cur.r[SP_X86_64_RIP] - back;
 	}
 }
 
@@ -367,9 +372,13 @@ static bool oracle_can_step(struct oracle *o, const struct sp_regs *regs)
 static void oracle_walk(struct oracle *o, const struct sp_regs *regs)
 {
 	struct sp_frame *f;
+	int ret = oracle_can_step(o, regs) ? oracle_frames(o, regs) : -1;
 
-	if (oracle_can_step(o, regs) && oracle_frames(o, regs))
+	if (ret == SP__STEP_END)
 		goto out_counted;
+	/* The depth limit is the reason of a stack it cut. */
+	if (ret == 0)
+		o->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT]++;
 	if (o->n == o->cap)
 		o->n--;
 	f = &o->frames[o->n++];
@@ -610,6 +619,7 @@ static void synth_input(struct synth *s, const uint8_t *data, size_t size)
 static void compare(const struct sp_frame *a, int n,
 		    const struct sp_unwind_stats *sa, const struct oracle *o)
 {
+	uint64_t reasons = 0;
 	int i;
 
 	FUZZ_CHECK(n >= 1 && (size_t)n == o->n);
@@ -622,8 +632,12 @@ static void compare(const struct sp_frame *a, int n,
 	}
 	FUZZ_CHECK(sa->samples == 1 && sa->frames == o->st.frames &&
 		   sa->truncated == o->st.truncated);
-	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++) {
 		FUZZ_CHECK(sa->errors[i] == o->st.errors[i]);
+		reasons += sa->errors[i];
+	}
+	/* Each truncated stack has its one reason. */
+	FUZZ_CHECK(reasons == sa->truncated);
 	for (i = 0; i < SP_FALLBACK_COUNT; i++)
 		FUZZ_CHECK(sa->fallbacks[i] == o->st.fallbacks[i]);
 }

@@ -42,7 +42,8 @@ SHARE = 0.95
 # The helpers of the `spulse record` tests (tests/cli/test_record.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "cli"))
-from test_record import Env as RecordEnv, Failure, Skip, expect  # noqa: E402
+from test_record import (Env as RecordEnv, Failure, Skip, expect,  # noqa: E402
+                         summary_counts)
 
 
 def python312():
@@ -205,13 +206,19 @@ JS_CHAIN = ["jsMain", "jsOuter", "jsMiddle", "jsLeaf"]
 NODE_FLAGS = ["--perf-basic-prof", "--interpreted-frames-native-stack"]
 
 
-def check_node(env, spool):
+def check_node(env, spool, err):
     stacks = env.folded(spool)
     total, whole = chain_share(stacks, "jsLeaf", JS_CHAIN, js_match)
     print(f"node: {whole}/{total} leaf samples with the chain {JS_CHAIN}")
     expect(total >= 100, f"only {total} samples in jsLeaf")
     expect(whole >= SHARE * total,
            f"whole JS chain in {whole} of {total} leaf samples")
+    # V8's JIT code has no CFI: its frames are frame-pointer steps, and
+    # the summary counts them (jsMiddle, jsOuter, jsMain under each leaf).
+    steps = summary_counts(err, "frame-pointer steps:")
+    print(f"node: frame-pointer steps {steps}")
+    expect(steps.get("no_module_unwind_data", 0) >= 3 * whole,
+           f"JIT frames not counted as frame-pointer steps: {steps}")
 
 
 def perf_chain_share(env, cmd):
@@ -246,8 +253,8 @@ def case_node_launch(env):
     js = node()
     spool = env.path("node.spool")
     cmd = [js, *NODE_FLAGS, env.src("js_nested.js"), "2"]
-    env.record(spool, "--", *cmd)
-    check_node(env, spool)
+    err = env.record(spool, "--", *cmd)
+    check_node(env, spool, err)
     oracle = perf_chain_share(env, cmd)
     if oracle:
         print(f"perf -g: {oracle[1]}/{oracle[0]} leaf samples with the chain")
@@ -262,10 +269,11 @@ def case_node_attach(env):
                             stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.7)
-        env.record(spool, "-p", str(proc.pid))
+        err = env.record(spool, "-p", str(proc.pid))
     finally:
         proc.wait(timeout=60)
-    check_node(env, spool)
+    expect(not os.path.exists(f"/proc/{proc.pid}/exe"), "target still alive")
+    check_node(env, spool, err)
 
 
 def cxxfilt(names):
@@ -359,8 +367,11 @@ def main():
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:
         print(__doc__, file=sys.stderr)
         return 2
-    spulse, runtimes, case = sys.argv[1:]
+    spulse, runtimes = (os.path.abspath(a) for a in sys.argv[1:3])
+    case = sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="sp_rt_") as tmp:
+        # Node writes isolate-*-v8.log files into its working directory.
+        os.chdir(tmp)
         try:
             CASES[case](Env(spulse, runtimes, tmp))
         except Skip as e:

@@ -241,16 +241,27 @@ static void test_step_saves(void)
 	CHECK_EQ(next.r[15], 0x1000);
 	/* Caller-saved registers are unknown in the caller. */
 	CHECK_EQ(next.valid, 0x1f0c8u | 1u << SP_X86_64_RIP);
-	/* R15's slot is outside the copy: only R15 becomes unknown. */
+	/* R15's slot is below the copy: popped already, R15 is kept. */
 	stack.data += 8;
 	stack.len -= 8;
 	stack.addr += 8;
 	CHECK_EQ_INT(sp__arch_step_cfi(&t, &r, &stack, &cur, &next, &fail), 0);
-	CHECK(!(next.valid & (1u << 15)));
-	CHECK(next.valid & (1u << 12));
+	CHECK(next.valid & (1u << 15));
+	CHECK_EQ(next.r[15], cur.r[15]);
+	CHECK_EQ(next.r[12], 0x1004);
 	CHECK_EQ(next.r[SP_X86_64_RIP], 0x1007);
-	/* The RA slot outside the copy fails the step. */
-	stack.len = 8;
+	/* At the ret: every save but RA's is below the copy. */
+	stack.data += 6 * 8;
+	stack.len -= 6 * 8;
+	stack.addr += 6 * 8;
+	CHECK_EQ_INT(sp__arch_step_cfi(&t, &r, &stack, &cur, &next, &fail), 0);
+	CHECK_EQ(next.r[SP_X86_64_RIP], 0x1007);
+	CHECK_EQ(next.r[SP_X86_64_RBP], cur.r[SP_X86_64_RBP]);
+	CHECK_EQ(next.r[3], cur.r[3]);
+	CHECK_EQ(next.r[12], cur.r[12]);
+	CHECK_EQ(next.valid, 0x1f0c8u | 1u << SP_X86_64_RIP);
+	/* The RA slot past the copy fails the step. */
+	stack = (struct sp__stack){ (const uint8_t *)words, 8, 0x10000 };
 	CHECK_EQ_INT(sp__arch_step_cfi(&t, &r, &stack, &cur, &next, &fail), -1);
 	CHECK_EQ_INT(fail.error, SP_SAMPLE_ERR_STACK_TRUNCATED);
 }
@@ -305,6 +316,11 @@ static void check_saves(const struct sp__cfi_rules *r, const uint64_t *words,
 			memcpy(&v, (const uint8_t *)words + (slot - addr), 8);
 			CHECK(after->valid & (1u << reg));
 			CHECK_EQ(after->r[reg], v);
+		} else if (slot < addr && cfa >= 8 * n) {
+			/* Below the copy: already restored, kept. */
+			CHECK_EQ(after->r[reg], before->r[reg]);
+			CHECK_EQ(after->valid & (1u << reg),
+				 before->valid & (1u << reg));
 		} else {
 			CHECK(!(after->valid & (1u << reg)));
 		}

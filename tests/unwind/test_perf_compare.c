@@ -30,20 +30,28 @@
  * decrement non-signal frames too); an off-by-one is tolerated and
  * counted separately. At least 99% of those samples must agree.
  *
+ * The workloads: a call ladder, a shared library, system calls, a hot
+ * leaf whose epilogue pops RBP before the ret (wl_epilogue: samples after
+ * the pop must reach _start as perf's do), and a recursion 2000 frames
+ * deep in a 65528-byte copy (wl_recursion 1 2000), unwound with max_depth 8192
+ * against `perf script --max-stack 8192`, and again with the default
+ * depth limit: then every sample perf completed must be cut by it, and
+ * each cut counted once as SP_SAMPLE_ERR_DEPTH_LIMIT.
+ *
  * Skips (77) only when perf is missing or the kernel refuses
  * perf_event_open; anything else that goes wrong fails.
  */
 
 #define MAX_MAPS 64
-#define MAX_FRAMES 512
+#define MAX_FRAMES (SP_DEPTH_MAX + 1)
 
 struct chain {
 	int32_t tid;
 	uint64_t time;
-	size_t n;
-	uint64_t ip[MAX_FRAMES];
-	uint64_t rel[MAX_FRAMES]; /* ours: file-relative pcs */
-	bool full; /* perf: ends in _start; ours: no truncated marker */
+	size_t n, cap;
+	uint64_t *ip;
+	uint64_t *rel; /* ours: file-relative pcs */
+	bool full;     /* perf: ends in _start; ours: no truncated marker */
 };
 
 struct chains {
@@ -58,11 +66,20 @@ struct perf_file {
 	uint64_t data_off, data_len;
 };
 
+/* One workload of the comparison and the unwinder's depth for it. */
+struct workload {
+	const char *name, *exe, *args;
+	unsigned stack_size;
+	uint32_t max_depth; /* 0: the default */
+};
+
 struct run {
 	struct sp_mapping maps[MAX_MAPS];
 	char *paths[MAX_MAPS];
 	size_t nmaps;
 	int32_t pid;
+	struct sp_unwinder *unwinder;
+	struct sp_unwind_stats st;
 	struct chains ours, perf;
 	size_t full, agree, agree_off_by_one, ours_truncated;
 };
@@ -76,6 +93,29 @@ static struct chain *chain_add(struct chains *cs)
 	}
 	memset(&cs->c[cs->n], 0, sizeof(cs->c[0]));
 	return &cs->c[cs->n++];
+}
+
+static void chain_push(struct chain *c, uint64_t ip, uint64_t rel)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->ip = realloc(c->ip, c->cap * sizeof(*c->ip));
+		c->rel = realloc(c->rel, c->cap * sizeof(*c->rel));
+		CHECK(c->ip && c->rel);
+	}
+	c->ip[c->n] = ip;
+	c->rel[c->n++] = rel;
+}
+
+static void chains_free(struct chains *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++) {
+		free(cs->c[i].ip);
+		free(cs->c[i].rel);
+	}
+	free(cs->c);
 }
 
 static bool perf_usable(void)
@@ -299,8 +339,6 @@ static void on_mmap(const struct perf_file *pf, struct run *r,
 	add_mapping(r, &m);
 }
 
-static struct sp_unwinder *unwinder;
-
 static void on_sample(const struct perf_file *pf, struct run *r,
 		      const uint8_t *rec, size_t len, uint32_t type)
 {
@@ -314,31 +352,33 @@ static void on_sample(const struct perf_file *pf, struct run *r,
 	parse_sample(pf, rec, len, &s);
 	if (s.pid != r->pid)
 		return;
-	n = sp_unwinder_unwind(unwinder, &s.regs, s.stack, s.stack_len,
+	n = sp_unwinder_unwind(r->unwinder, &s.regs, s.stack, s.stack_len,
 			       s.regs.r[SP_X86_64_RSP], r->maps, r->nmaps,
-			       frames, MAX_FRAMES, NULL);
+			       frames, MAX_FRAMES, &r->st);
 	CHECK(n > 0);
 	c = chain_add(&r->ours);
 	c->tid = s.tid;
 	c->time = s.time;
 	c->full = frames[n - 1].mode != SP_FRAME_TRUNCATED;
-	for (i = 0; i < n && frames[i].mode != SP_FRAME_TRUNCATED; i++) {
-		c->rel[c->n] = frames[i].file_relative_ip;
-		c->ip[c->n++] = frames[i].abs_ip;
-	}
+	for (i = 0; i < n && frames[i].mode != SP_FRAME_TRUNCATED; i++)
+		chain_push(c, frames[i].abs_ip, frames[i].file_relative_ip);
 }
 
 /*
  * `perf script -F tid,time,ip,sym --ns` prints, per sample,
  *   "  TID/TID  SEC.NSEC: " (or "TID SEC.NSEC:") then one line per frame
- *   "\t    ADDR SYMBOL" (kernel frames first; they are skipped).
+ *   "\t    ADDR SYMBOL" (kernel frames first; they are skipped). A
+ *   frame with inline functions at ADDR prints them first, as
+ *   "\t    ADDR SYMBOL (inlined)": a line after such a line with the same
+ *   ADDR is the same frame (while a recursion repeats ADDR on lines
+ *   without the mark, one frame each).
  */
 static void parse_script(const char *path, struct chains *cs)
 {
 	char line[4096], sym[1024];
 	struct chain *c = NULL;
 	unsigned long sec, nsec;
-	uint64_t ip;
+	uint64_t ip, inlined_at = 0;
 	FILE *f = fopen(path, "r");
 	int tid;
 
@@ -355,9 +395,11 @@ static void parse_script(const char *path, struct chains *cs)
 		sym[0] = 0;
 		if (!c || sscanf(line, " %" SCNx64 " %1023s", &ip, sym) < 1)
 			continue;
-		if (ip >= 0xffff800000000000ull || c->n == MAX_FRAMES)
+		if (ip >= 0xffff800000000000ull)
 			continue; /* kernel frames */
-		c->ip[c->n++] = ip;
+		if (!(c->n && ip == inlined_at))
+			chain_push(c, ip, ip);
+		inlined_at = strstr(line, " (inlined)") ? ip : 0;
 		c->full = strcmp(sym, "_start") == 0;
 	}
 	fclose(f);
@@ -450,62 +492,136 @@ static void match_all(struct run *r)
 	}
 }
 
-static void run_workload(const char *dir, const char *name, const char *exe,
-			 const char *args)
+/* The unwinder of a run: the default one, or one of @max_depth. */
+static struct sp_unwinder *unwinder_new(uint32_t max_depth)
+{
+	struct sp_unwinder_opts o = { .size = sizeof(o),
+				      .max_depth = max_depth };
+	struct sp_unwinder *u;
+
+	CHECK_OK(sp_unwinder_new(&o, &u));
+	return u;
+}
+
+/* Records @w under perf, then unwinds perf's samples with @max_depth. */
+static struct run *run_new(const char *dir, const struct workload *w,
+			   uint32_t max_depth, struct perf_file *pf)
 {
 	char cmd[4096], data[1024], script[1024];
-	struct perf_file pf;
 	struct run *r = calloc(1, sizeof(*r));
-	size_t i;
 
 	CHECK_PTR(r);
-	snprintf(data, sizeof(data), "%s/%s.data", dir, name);
-	snprintf(script, sizeof(script), "%s/%s.script", dir, name);
+	snprintf(data, sizeof(data), "%s/%s.data", dir, w->name);
+	snprintf(script, sizeof(script), "%s/%s.script", dir, w->name);
 	snprintf(cmd, sizeof(cmd),
-		 "perf record -q -e cpu-clock -F 999 --call-graph dwarf,16384 "
-		 "-o %s -- %s %s >%s/%s.out 2>&1",
-		 data, exe, args, dir, name);
+		 "test -e %s || perf record -q -e cpu-clock -F 999 "
+		 "--call-graph dwarf,%u -o %s -- %s %s >%s/%s.out 2>&1",
+		 data, w->stack_size, data, w->exe, w->args, dir, w->name);
 	CHECK(system(cmd) == 0);
 	snprintf(cmd, sizeof(cmd),
-		 "perf script -i %s -F tid,time,ip,sym --ns >%s 2>/dev/null",
-		 data, script);
+		 "test -e %s || perf script -i %s --max-stack %u "
+		 "-F tid,time,ip,sym --ns >%s 2>/dev/null",
+		 script, data, SP_DEPTH_MAX, script);
 	CHECK(system(cmd) == 0);
-	perf_file_open(data, &pf);
-	for_each_record(&pf, r, on_mmap);
+	perf_file_open(data, pf);
+	r->unwinder = unwinder_new(max_depth);
+	for_each_record(pf, r, on_mmap);
 	CHECK(r->pid > 0 && r->nmaps > 0);
 	qsort(r->maps, r->nmaps, sizeof(r->maps[0]), cmp_map);
-	for_each_record(&pf, r, on_sample);
+	for_each_record(pf, r, on_sample);
 	parse_script(script, &r->perf);
 	match_all(r);
-	printf("%s: %zu samples ours, %zu perf, %zu full in perf, %zu agree "
-	       "(%zu with an off-by-one frame), %zu ours truncated\n",
-	       name, r->ours.n, r->perf.n, r->full, r->agree,
-	       r->agree_off_by_one, r->ours_truncated);
+	printf("%s (depth %u): %zu samples ours, %zu perf, %zu full in perf, "
+	       "%zu agree (%zu with an off-by-one frame), %zu ours "
+	       "truncated, %" PRIu64 " of them by the depth limit\n",
+	       w->name, max_depth ? max_depth : SP_DEPTH_DEFAULT, r->ours.n,
+	       r->perf.n, r->full, r->agree, r->agree_off_by_one,
+	       r->ours_truncated, r->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT]);
 	/* Up to 999 samples a CPU second (fewer on a busy machine): the
 	 * comparison must still have substance. */
 	CHECK(r->full >= 100);
-	CHECK(r->agree * 100 >= r->full * 99);
+	return r;
+}
+
+static void run_free(struct run *r, struct perf_file *pf)
+{
+	size_t i;
+
 	for (i = 0; i < r->nmaps; i++)
 		free(r->paths[i]);
-	free(r->ours.c);
-	free(r->perf.c);
+	sp_unwinder_free(r->unwinder);
+	chains_free(&r->ours);
+	chains_free(&r->perf);
 	free(r);
-	free(pf.buf);
+	free(pf->buf);
+}
+
+/* Each truncated stack of a run has exactly one counted reason. */
+static void check_reasons(const struct run *r)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		sum += r->st.errors[i];
+	CHECK_EQ(sum, r->st.truncated);
+}
+
+static void run_workload(const char *dir, const struct workload *w)
+{
+	struct perf_file pf;
+	struct run *r = run_new(dir, w, w->max_depth, &pf);
+
+	CHECK(r->agree * 100 >= r->full * 99);
+	check_reasons(r);
+	run_free(r, &pf);
+}
+
+/*
+ * The same perf.data of the deep recursion, unwound with the default
+ * depth limit: every stack perf completed beyond 1024 frames is cut by
+ * the limit, counted as such; the shorter ones (start-up, the loop
+ * around the recursion) still agree.
+ */
+static void run_depth_limited(const char *dir, const struct workload *w)
+{
+	struct perf_file pf;
+	struct run *r = run_new(dir, w, 0, &pf);
+	size_t i, deep = 0;
+
+	for (i = 0; i < r->perf.n; i++)
+		deep += r->perf.c[i].full && r->perf.c[i].n > SP_DEPTH_DEFAULT;
+	printf("deep: %zu stacks of perf deeper than %u frames\n", deep,
+	       SP_DEPTH_DEFAULT);
+	CHECK(deep >= 100);
+	CHECK_EQ(r->ours_truncated, deep);
+	CHECK_EQ(r->agree, r->full - deep);
+	/* Samples perf did not complete may be cut for other reasons. */
+	CHECK(r->st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT] >= deep);
+	check_reasons(r);
+	run_free(r, &pf);
 }
 
 int main(void)
 {
+	/* Paths from meson: tests/workloads is configured after this dir. */
+	static const struct workload loads[] = {
+		{ "ladder", SP_WL_DIR "/wl_ladder", "2", 16384, 0 },
+		{ "sharedlib", SP_WL_DIR "/wl_sharedlib", "2", 16384, 0 },
+		{ "syscalls", SP_WL_DIR "/wl_syscalls", "2", 16384, 0 },
+		{ "epilogue", SP_WL_DIR "/wl_epilogue", "2", 16384, 0 },
+		{ "deep", SP_WL_DIR "/wl_recursion", "1 2000", 65528,
+		  SP_DEPTH_MAX },
+	};
 	char dir[] = "/tmp/sp_perf_compare.XXXXXX", cmd[256];
+	size_t i;
 
 	if (!perf_usable())
 		return T_EXIT_SKIP;
 	CHECK_PTR(mkdtemp(dir));
-	CHECK_OK(sp_unwinder_new(NULL, &unwinder));
-	/* Paths from meson: tests/workloads is configured after this dir. */
-	run_workload(dir, "ladder", SP_WL_DIR "/wl_ladder", "2");
-	run_workload(dir, "sharedlib", SP_WL_DIR "/wl_sharedlib", "2");
-	run_workload(dir, "syscalls", SP_WL_DIR "/wl_syscalls", "2");
-	sp_unwinder_free(unwinder);
+	for (i = 0; i < (sizeof(loads) / sizeof(loads[0])); i++)
+		run_workload(dir, &loads[i]);
+	run_depth_limited(dir, &loads[(sizeof(loads) / sizeof(loads[0])) - 1]);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
 	return T_EXIT_PASS;

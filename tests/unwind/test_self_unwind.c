@@ -217,14 +217,16 @@ SELF_NOIPA void test_depth_cap(void)
 			     "chain_recurse") == 0);
 	CHECK_EQ(st.truncated, 1);
 	CHECK_EQ(st.frames, 16);
+	/* The cut is counted, as the depth limit and nothing else. */
 	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
-		CHECK_EQ(st.errors[i], 0);
+		CHECK_EQ(st.errors[i], i == SP_SAMPLE_ERR_DEPTH_LIMIT);
 	/* A caller array smaller than the stack: cap - 1 frames + marker. */
 	memset(&st, 0, sizeof(st));
 	n = self_unwind(u, &s, frames, 5, &st);
 	CHECK_EQ(n, 5);
 	CHECK_EQ(frames[4].mode, SP_FRAME_TRUNCATED);
 	CHECK_EQ(st.frames, 4);
+	CHECK_EQ(st.errors[SP_SAMPLE_ERR_DEPTH_LIMIT], 1);
 	/* Default depth: the whole recursion fits below 1024. */
 	sp_unwinder_free(u);
 	CHECK_OK(sp_unwinder_new(NULL, &u));

@@ -29,8 +29,10 @@
  * The main thread spins in chain_spin() (no calls, so the interrupted pc
  * is in it) while a helper thread sends SIGUSR1. The handler captures the
  * stack. The unwound stack must be: sample_here, the handler, the signal
- * trampoline (a libc frame flagged as a signal frame in the CFI), then
- * chain_spin at its exact interrupted pc and its callers.
+ * trampoline (a libc frame flagged as a signal frame in the CFI) at the
+ * exact return address the kernel gave the handler (its
+ * __builtin_return_address: __restore_rt itself, not the byte before),
+ * then chain_spin at its exact interrupted pc and its callers.
  *
  * On an alternate stack the handler's frames and the interrupted frames
  * live in different places while the API takes one stack region:
@@ -52,6 +54,7 @@ void test_alt_separate(struct sp_unwinder *u);
 
 static struct sp_frame frames[CAP];
 static struct self_sample sig_sample;
+static uint64_t sig_ra; /* the handler's return address: the trampoline */
 static volatile int handled;
 static int copy_from_interrupted;
 
@@ -70,6 +73,7 @@ SELF_NOIPA void on_usr1(int sig, siginfo_t *info, void *uc_)
 	if (copy_from_interrupted)
 		self_stack_bottom = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 	sample_here(&sig_sample);
+	sig_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	self_stack_bottom = 0;
 	handled = 1;
 }
@@ -119,8 +123,9 @@ static int unwind_signal(struct sp_unwinder *u, struct sp_unwind_stats *st)
 			  (const char *const[]){ "sample_here", "on_usr1" },
 			  2));
 	CHECK(n > 3);
-	self_name(frames[2].abs_ip + 1, &file);
+	self_name(frames[2].abs_ip, &file);
 	CHECK(strstr(file, "libc.so") != NULL);
+	CHECK_EQ(frames[2].abs_ip, sig_ra);
 	CHECK(self_expect(frames, n, 3, (const char *const[]){ "chain_spin" },
 			  1));
 	return n;

@@ -257,7 +257,8 @@ static void test_threads(void)
 
 static void test_opts(void)
 {
-	struct sp_unwinder_opts o = { .size = sizeof(o), .max_depth = 2000 };
+	struct sp_unwinder_opts o = { .size = sizeof(o),
+				      .max_depth = SP_DEPTH_MAX + 1 };
 	struct sp_unwinder *u;
 	struct sp_mapping m = { .start = 0x1000,
 				.end = 0x2000,

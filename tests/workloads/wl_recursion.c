@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Workload: main -> wl_recurse x40 -> wl_recursion_leaf, the leaf spins. */
+/* Workload: main -> wl_recurse xN -> wl_recursion_leaf, the leaf spins. */
 #include "wl_common.h"
 
+/*
+ * argv[2], when given, is the depth N (default 40). Each wl_recurse
+ * frame takes 16 bytes (its return address and the alignment slot), so
+ * 2000 frames are deeper than the default depth limit of 1024 frames
+ * yet fit, about 32 KiB, in a 65528-byte stack copy.
+ */
 #define WL_DEPTH 40
+#define WL_DEPTH_MAX 100000
 
 unsigned wl_recurse(unsigned depth, unsigned x);
 unsigned wl_recursion_leaf(unsigned x);
@@ -28,10 +35,12 @@ WL_NAMED unsigned wl_recurse(unsigned depth, unsigned x)
 int main(int argc, char **argv)
 {
 	double end = wl_now() + wl_duration(argc, argv);
-	unsigned x = 1;
+	unsigned x = 1, depth = argc > 2 ? (unsigned)atoi(argv[2]) : WL_DEPTH;
 
+	if (depth < 1 || depth > WL_DEPTH_MAX)
+		depth = WL_DEPTH;
 	while (wl_now() < end)
-		x = wl_recurse(WL_DEPTH, x);
+		x = wl_recurse(depth, x);
 	sink = x;
 	return wl_finish(0);
 }

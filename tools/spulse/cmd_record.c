@@ -113,6 +113,8 @@ void spulse_record_usage(FILE *f)
 	      "  -s BYTES         user stack bytes copied per sample\n"
 	      "                   (default 32768, at most 65528)\n"
 	      "  -k               also record kernel callchains\n"
+	      "  --max-depth N    user frames per stack before it is cut\n"
+	      "                   (default 1024, at most 8192)\n"
 	      "  --no-children    do not follow forked child processes\n"
 	      "                   (they are followed by default)\n"
 	      "  --duration SECS  stop after SECS seconds\n"
@@ -201,6 +203,14 @@ static int parse_threads(const char *s, struct record_opts *o)
 	return parse_u32(s, &o->rec.threads) || o->rec.threads > 64 ? -1 : 0;
 }
 
+static int parse_depth(const char *s, struct record_opts *o)
+{
+	return parse_u32(s, &o->rec.max_depth) ||
+			       o->rec.max_depth > SP_DEPTH_MAX ?
+		       -1 :
+		       0;
+}
+
 static int parse_comms(const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
@@ -253,6 +263,8 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 		{ "--cgroup", parse_cgroup, "bad cgroup path" },
 		{ "--duration", parse_duration, "bad duration (seconds)" },
 		{ "--threads", parse_threads, "bad thread count (N or auto)" },
+		{ "--max-depth", parse_depth,
+		  "bad depth (--max-depth takes 1 to 8192 frames)" },
 	};
 	const char *a = argv[*i];
 	size_t k;
@@ -589,9 +601,27 @@ static void print_summary(const struct record_state *st, const char *out)
 		"register_capture",    "stack_read",
 		"stack_truncated",     "did_not_advance",
 		"return_address_null", "moved_backwards",
-		"integer_overflow",    "user_registers_missing"
+		"integer_overflow",    "user_registers_missing",
+		"depth_limit"
+	};
+	/* enum sp_unwind_fallback, without the SP_FALLBACK_ prefix. */
+	static const char *const fbs[SP_FALLBACK_COUNT] = {
+		"no_module",
+		"no_module_unwind_data",
+		"eh_frame_hdr_lookup",
+		"dwarf_cfi_index_lookup",
+		"dwarf_fde_read",
+		"dwarf_unwind_info",
+		"dwarf_sp_moved_backwards",
+		"dwarf_did_not_advance",
+		"dwarf_no_cfa",
+		"dwarf_no_return_address",
+		"dwarf_no_frame_pointer",
+		"other_unwind_format"
 	};
 	struct sp_recording_summary s;
+	uint64_t other[SP_SAMPLE_ERR_COUNT];
+	size_t i;
 
 	sp_recorder_summary(st->rec, &s);
 	fprintf(stderr,
@@ -609,7 +639,17 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.missing_pid_samples, s.missing_tid_samples,
 			s.idle_tid_samples, s.missing_timestamp_samples,
 			s.empty_stack_samples);
-	print_counts("  unwind errors:", errs, s.errors, SP_SAMPLE_ERR_COUNT);
+	/* One reason per truncated stack; then errors of skipped samples. */
+	print_counts("  truncated by:", errs, s.truncation_reasons,
+		     SP_SAMPLE_ERR_COUNT);
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		other[i] = s.errors[i] - s.truncation_reasons[i];
+	print_counts("  samples not unwound:", errs, other,
+		     SP_SAMPLE_ERR_COUNT);
+	/* Steps taken by frame pointer for want of CFI (JIT code such as
+	 * V8's, binaries without unwind tables), by reason. */
+	print_counts("  frame-pointer steps:", fbs, s.fallbacks,
+		     SP_FALLBACK_COUNT);
 	print_jit(st);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)

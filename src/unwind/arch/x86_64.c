@@ -16,8 +16,24 @@
  * cleared) unless a rule restores them, which only signal frames do: the
  * kernel saved every register in the ucontext on the stack.
  *
- * Memory comes only from the stack copy; an address outside it is
- * SP_SAMPLE_ERR_STACK_TRUNCATED. The CFA of a normal frame must be above
+ * Memory comes only from the stack copy, which starts at the sampled RSP.
+ * A return address outside it is SP_SAMPLE_ERR_STACK_TRUNCATED. A
+ * callee-saved register's slot is treated by where it lies:
+ *
+ *   above the copy's end   not copied: RBP fails the step (truncated),
+ *                          RBX and R12-R15 become unknown
+ *   inside the copy        read
+ *   below the copy's start below the sampled RSP, so below the RSP of
+ *                          every frame of this stack: the slot is dead,
+ *                          its function has already popped it (an
+ *                          epilogue, where the CFI of GCC and Clang still
+ *                          names the slot after the pop), so the
+ *                          register holds the caller's value: kept
+ *
+ * A frame's own slots lie at or above its RSP except in an epilogue, and
+ * only the leaf (or a frame a signal interrupted, whose popped slots the
+ * kernel leaves intact in the red zone, inside the copy) can be in one.
+ * The CFA of a normal frame must be above
  * the callee's RSP (the call pushed the return address), which is what
  * makes every walk end: the stack pointer strictly increases. A signal
  * frame may jump anywhere (the handler may run on an alternate stack), so
@@ -107,6 +123,22 @@ static int compute_cfa(const struct sp__cfi_table *table,
 	return 0;
 }
 
+/*
+ * Reads the callee-saved register slot at @addr into @out: 0, or
+ * SP__SLOT_RESTORED when the slot lies below the copy (the register
+ * already holds the caller's value; @out is left alone), or -1 when it
+ * lies past the copy's end.
+ */
+#define SP__SLOT_RESTORED 1
+
+static int read_saved(const struct sp__stack *stack, uint64_t addr,
+		      uint64_t *out)
+{
+	if (addr < stack->addr)
+		return SP__SLOT_RESTORED;
+	return sp__stack_read(stack, addr, out);
+}
+
 /* Reads the slot at CFA + off. */
 static int read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
 		   uint64_t *out, struct sp__step_fail *fail,
@@ -122,7 +154,10 @@ static int read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
 	return 0;
 }
 
-/* Value of one generic rule: 0, 1 (register unknown), or -1 (fail). */
+/*
+ * Value of one generic rule: 0, SP__SLOT_RESTORED (a slot below the copy:
+ * the register keeps its value), 2 (register unknown), or -1 (fail).
+ */
 static int rule_value(const struct sp__cfi_table *table,
 		      const struct sp__cfi_rule *rule,
 		      const struct sp__stack *stack, const struct sp_regs *cur,
@@ -134,26 +169,26 @@ static int rule_value(const struct sp__cfi_table *table,
 	case SP__RULE_AT_CFA:
 		if (!add_off(cfa, rule->off, &addr))
 			return -1;
-		return sp__stack_read(stack, addr, out);
+		return read_saved(stack, addr, out);
 	case SP__RULE_VAL_CFA:
 		return add_off(cfa, rule->off, out) ? 0 : -1;
 	case SP__RULE_REG:
 		if (!(cur->valid & SP__REG_BIT(rule->reg)))
-			return 1;
+			return 2;
 		*out = cur->r[rule->reg];
 		return 0;
 	case SP__RULE_AT_EXPR:
 		if (sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
 				      true, cfa, &addr))
 			return -1;
-		return sp__stack_read(stack, addr, out);
+		return read_saved(stack, addr, out);
 	case SP__RULE_VAL_EXPR:
 		return sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
 					 true, cfa, out) ?
 			       -1 :
 			       0;
 	default:
-		return 1; /* undefined */
+		return 2; /* undefined */
 	}
 }
 
@@ -179,7 +214,9 @@ static int apply_extra(const struct sp__cfi_table *table,
 		if (reg >= SP_X86_64_NREGS)
 			break;
 		r = rule_value(table, &x->rule[reg], stack, cur, cfa, &v);
-		if (r < 0 && reg == SP_X86_64_RIP)
+		/* A return address is never popped ahead of the return: a
+		 * slot below the copy is as unreadable as one past it. */
+		if ((r < 0 || r == SP__SLOT_RESTORED) && reg == SP_X86_64_RIP)
 			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
 					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		if (r < 0 && reg == SP_X86_64_RBP)
@@ -189,6 +226,9 @@ static int apply_extra(const struct sp__cfi_table *table,
 		if (r > 0 && reg == SP_X86_64_RIP)
 			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
 					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		/* Carried over: callee-saved registers keep their value. */
+		if (r == SP__SLOT_RESTORED)
+			continue;
 		if (r != 0) {
 			next->valid &= ~SP__REG_BIT(reg);
 			continue;
@@ -201,31 +241,57 @@ static int apply_extra(const struct sp__cfi_table *table,
 
 /*
  * RBX and R12-R15 from their packed slots below the CFA. As with a full
- * rule set, a slot outside the copy makes the register unknown in the
- * caller rather than failing the step: only RA and RBP are essential.
+ * rule set, a slot past the copy makes the register unknown in the
+ * caller rather than failing the step (only RA and RBP are essential),
+ * and a slot below the copy keeps the register's value (popped already).
  */
 void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
 			    uint64_t cfa, struct sp_regs *next)
 {
 	unsigned k, n, reg;
+	int r;
 
 	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
 		n = saves & SP__SAVE_MAX;
 		if (!n)
 			continue;
 		reg = sp__cfi_saved_reg(k);
-		if (cfa >= 8 * n &&
-		    sp__stack_read(stack, cfa - 8 * n, &next->r[reg]) == 0)
+		r = cfa >= 8 * n ?
+			    read_saved(stack, cfa - 8 * n, &next->r[reg]) :
+			    -1;
+		if (r == 0)
 			next->valid |= SP__REG_BIT(reg);
-		else
+		else if (r < 0)
 			next->valid &= ~SP__REG_BIT(reg);
 	}
+}
+
+/*
+ * RBP's slot at CFA + @off (read_saved); past the copy's end the step
+ * fails: the frame-pointer fallback would only find older bytes there.
+ */
+static int read_saved_at(const struct sp__stack *stack, uint64_t cfa,
+			 int64_t off, uint64_t *out, struct sp__step_fail *fail)
+{
+	uint64_t addr;
+	int r;
+
+	if (!add_off(cfa, off, &addr))
+		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+	r = read_saved(stack, addr, out);
+	if (r < 0)
+		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+	return r;
 }
 
 static int apply_simple(const struct sp__cfi_rules *row,
 			const struct sp__stack *stack, uint64_t cfa,
 			struct sp_regs *next, struct sp__step_fail *fail)
 {
+	int r;
+
 	if (row->flags & SP__ROW_RA_UNDEF)
 		return SP__STEP_END;
 	if (read_at(stack, cfa, 8 * (int64_t)row->ra, &next->r[SP_X86_64_RIP],
@@ -234,11 +300,12 @@ static int apply_simple(const struct sp__cfi_rules *row,
 	if (row->flags & SP__ROW_RBP_UNDEF)
 		next->valid &= ~SP__REG_BIT(SP_X86_64_RBP);
 	if (row->flags & SP__ROW_RBP_SAVED) {
-		if (read_at(stack, cfa, 8 * (int64_t)row->rbp,
-			    &next->r[SP_X86_64_RBP], fail,
-			    SP_FALLBACK_DWARF_NO_FRAME_POINTER))
+		r = read_saved_at(stack, cfa, 8 * (int64_t)row->rbp,
+				  &next->r[SP_X86_64_RBP], fail);
+		if (r < 0)
 			return -1;
-		next->valid |= SP__REG_BIT(SP_X86_64_RBP);
+		if (r == 0)
+			next->valid |= SP__REG_BIT(SP_X86_64_RBP);
 	}
 	if (row->saves)
 		sp__arch_apply_saves(row->saves, stack, cfa, next);

@@ -114,7 +114,9 @@ static inline bool sp__arch_step_needs_saves(const struct sp__cfi_rules *row)
  * taken modulo 2^64 from the copy's start: one comparison rejects slots
  * on both sides, because the copy does not wrap (sp_unwinder_unwind
  * checks stack_addr + stack_len). When RBP is not saved its load reads
- * the RA slot again and the old value is kept.
+ * the RA slot again and the old value is kept. An RBP slot below the copy
+ * (an epilogue after the pop, x86_64.c) is rejected by the same
+ * comparison and left to the full step.
  */
 static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 				       const struct sp__stack *stack,
