@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# test_jit_python: three nested Python functions, CPU-bound for argv[1] s.
+# test_jit_python: three nested Python functions, for argv[1] s of CPU time
+# (not wall time: on a loaded machine the samples would be too few).
 import sys
 import time
 
@@ -16,8 +17,8 @@ def middle(n):
 
 
 def top(seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
         middle(2000)
 
 
