@@ -141,7 +141,7 @@ struct sp_native_symbolizer {
 #define SP_SYMBOLIZER_NO_INLINE 0x4u	/* no inline frames */
 #define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
 #define SP_SYMBOLIZER_NO_DEMANGLE                                              \
-	0x10u /* names as the symbol tables have them */
+	0x10u			   /* names as the symbol tables have them */
 #define SP_SYMBOLIZER_NO_JIT 0x20u /* never read jitdump files */
 
 /**

@@ -122,9 +122,10 @@ static struct sp__jit_desc_cache *cache_find(struct sp__jit *jit, uint64_t dev,
 }
 
 /* The cache entry of module @m's image (opened now if unknown), or NULL. */
-static struct sp__jit_desc_cache *
-desc_entry(struct sp__jit *jit, const struct sp__module *m,
-	   struct sp__jit_desc_cache *scratch, unsigned *budget)
+static struct sp__jit_desc_cache *desc_entry(struct sp__jit *jit,
+					     const struct sp__module *m,
+					     struct sp__jit_desc_cache *scratch,
+					     unsigned *budget)
 {
 	uint64_t dev = makedev(m->dev_major, m->dev_minor);
 	struct sp__jit_desc_cache *c = cache_find(jit, dev, m->inode);
@@ -164,9 +165,8 @@ static void look_for_descriptor(struct sp__jit *jit, struct sp__jit_proc *jp,
 	if (jp->desc_addr || m->inode == 0 || !m->path_len ||
 	    m->path[0] != '/' || !m->unwind_path)
 		return;
-	if (*budget == 0 && !cache_find(jit, makedev(m->dev_major,
-						     m->dev_minor),
-					m->inode)) {
+	if (*budget == 0 &&
+	    !cache_find(jit, makedev(m->dev_major, m->dev_minor), m->inode)) {
 		*done = false;
 		return;
 	}
@@ -202,7 +202,8 @@ int sp__jit_scan_modules(struct sp_recorder *rec, struct sp__process *p,
 
 		if (m->id < jp->next_module)
 			continue;
-		if (!jp->dump && !jp->dump_failed && sp__jit_dump_name(m->path, p->pid))
+		if (!jp->dump && !jp->dump_failed &&
+		    sp__jit_dump_name(m->path, p->pid))
 			sp__jit_dump_open(jp, m->path, m->id);
 		look_for_descriptor(jit, jp, m, budget, &done);
 		if (!done)

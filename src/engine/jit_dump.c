@@ -50,8 +50,8 @@ int sp__jit_dump_open(struct sp__jit_proc *jp, const char *path,
 		      uint32_t module_id)
 {
 	struct sp__jit *jit = jp->jit;
-	int err = sp__jitdump_reader_open(&jit->mem, path, jp->pid, 0,
-					  &jp->dump);
+	int err =
+		sp__jitdump_reader_open(&jit->mem, path, jp->pid, 0, &jp->dump);
 
 	if (err) {
 		jp->dump_failed = true;
@@ -142,8 +142,7 @@ static void keep_template(struct sp__jit_proc *jp, const uint8_t *code,
 			  size_t len, struct sp__jit_table *tab)
 {
 	const struct sp__mem *mem = &jp->jit->mem;
-	struct sp__jit_bytes t = { sp__hash_bytes(code, len), NULL, len,
-				      tab };
+	struct sp__jit_bytes t = { sp__hash_bytes(code, len), NULL, len, tab };
 	size_t i;
 
 	if (len == 0 || len > TEMPLATE_MAX_LEN ||

@@ -267,8 +267,7 @@ static int object_add(struct sp_recorder *rec, struct sp__jit_proc *jp,
 /* Reads entry @e's object and adds it when it is new or changed. */
 static int read_entry(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		      const struct sp__gdbjit_entry *e, bool full,
-		      uint64_t from, uint64_t until,
-		      struct sp__gdbjit_stats *g)
+		      uint64_t from, uint64_t until, struct sp__gdbjit_stats *g)
 {
 	struct sp__gdbjit_ops ops = { sp__jit_vm_read, &jp->pid };
 	struct sp__jit_object *known = find_object(jp, e);
@@ -330,8 +329,7 @@ static int apply_walk(struct sp_recorder *rec, struct sp__jit_proc *jp,
 	for (i = 0; i < jp->entries.len && !err; i++)
 		err = read_entry(rec, jp, sp__vec_at(&jp->entries, i), full,
 				 from, until, &g);
-	jp->jit->st.gdb_bad_objects +=
-		g.over_total + g.raced + g.bad_objects;
+	jp->jit->st.gdb_bad_objects += g.over_total + g.raced + g.bad_objects;
 	if (!err)
 		sweep(jp, n >= 0, until);
 	return err;

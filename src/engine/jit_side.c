@@ -283,8 +283,9 @@ static int save_map(struct sp__jit_side *side, int32_t pid, uint32_t end)
 		close(in);
 		return -ENOENT; /* nothing this generation wrote */
 	}
-	err = side->bytes + (uint64_t)st.st_size > TOTAL_MAX ? -EFBIG :
-							       sp__jit_side_open(side);
+	err = side->bytes + (uint64_t)st.st_size > TOTAL_MAX ?
+		      -EFBIG :
+		      sp__jit_side_open(side);
 	if (err) {
 		close(in);
 		return err;

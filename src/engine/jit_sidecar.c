@@ -120,9 +120,9 @@ static int side_open(struct sp_recorder *rec, struct sp__jit_proc *jp,
 		     (int)jp->pid, (unsigned long long)jit->side_seq++);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	jp->side_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-					 O_CLOEXEC,
-			   0600);
+	jp->side_fd = open(
+		path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		0600);
 	if (jp->side_fd < 0)
 		return -errno;
 	sp__vec_init(&hdr, 1);

@@ -71,8 +71,9 @@ void sp__jit_free(struct sp__jit *jit)
 	if (!jit)
 		return;
 	for (i = 0; i < jit->cache.len; i++)
-		sp__jit_table_put(&jit->mem, *(struct sp__jit_table **)
-						     sp__vec_at(&jit->cache, i));
+		sp__jit_table_put(
+			&jit->mem,
+			*(struct sp__jit_table **)sp__vec_at(&jit->cache, i));
 	sp__vec_fini(&jit->cache, &jit->mem);
 	sp__vec_fini(&jit->cache_keys, &jit->mem);
 	sp__jit_desc_cache_free(jit);
@@ -134,8 +135,9 @@ static void areas_clear(struct sp__jit_proc *jp)
 	size_t i;
 
 	for (i = 0; i < jp->areas.len; i++)
-		sp__jit_table_put(mem, ((struct sp__jit_area *)sp__vec_at(
-						&jp->areas, i))->tab);
+		sp__jit_table_put(
+			mem,
+			((struct sp__jit_area *)sp__vec_at(&jp->areas, i))->tab);
 	jp->areas.len = 0;
 	jp->live.len = 0;
 	jp->dirty = true;
@@ -227,7 +229,8 @@ static int live_replace(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 		jp->dirty = true;
 		if (a[p[k].area].code_index != code_index)
 			err = sp__jit_want_regen(
-				jp, from, p[k].start > start ? p[k].start : start,
+				jp, from,
+				p[k].start > start ? p[k].start : start,
 				p[k].end < end ? p[k].end : end);
 	}
 	return err;
@@ -310,8 +313,8 @@ int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 	return 0;
 }
 
-int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start,
-			 uint64_t end, uint64_t from, uint64_t bias,
+int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+			 uint64_t from, uint64_t bias,
 			 struct sp__jit_table *tab)
 {
 	struct sp__jit_area a = { 0 };
@@ -335,8 +338,8 @@ int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start,
 	return 0;
 }
 
-void sp__jit_end_regions(struct sp__jit_proc *jp, uint64_t start,
-			 uint64_t end, uint64_t until)
+void sp__jit_end_regions(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+			 uint64_t until)
 {
 	struct sp__jit_area *a = jp->areas.data;
 	size_t i;
@@ -580,8 +583,9 @@ int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
 /* Anonymous memory and the pseudo mappings a JIT allocates code in. */
 static bool jit_memory_path(const char *path, size_t len)
 {
-	static const char *const prefix[] = { "//anon", "[anon", "/memfd:",
-					      "[heap]", "/dev/zero" };
+	static const char *const prefix[] = { "//anon", "[anon",
+					      "/memfd:", "[heap]",
+					      "/dev/zero" };
 	size_t i;
 
 	if (len == 0)

@@ -53,11 +53,11 @@
  * SP__JIT_RETRY_NS) and the sample unwound once more.
  */
 
-#define SP__JIT_CHECK_NS 100000000ull /* routine checks: 100 ms */
-#define SP__JIT_FULL_NS 1000000000ull /* objects read again: 1 s */
-#define SP__JIT_RETRY_NS 10000000ull  /* refresh for a failed unwind */
-#define SP__JIT_REGIONS_MAX (1u << 20) /* per process */
-#define SP__JIT_TABLE_CACHE 4096       /* distinct jitdump unwind infos */
+#define SP__JIT_CHECK_NS 100000000ull	/* routine checks: 100 ms */
+#define SP__JIT_FULL_NS 1000000000ull	/* objects read again: 1 s */
+#define SP__JIT_RETRY_NS 10000000ull	/* refresh for a failed unwind */
+#define SP__JIT_REGIONS_MAX (1u << 20)	/* per process */
+#define SP__JIT_TABLE_CACHE 4096	/* distinct jitdump unwind infos */
 #define SP__JIT_READ_BUDGET (16u << 20) /* jitdump bytes per poll */
 #define SP__JIT_SCAN_BUDGET 8		/* images opened per poll */
 
@@ -140,8 +140,8 @@ struct sp__jit_proc {
 	bool pend_unwind;
 	struct sp__vec templates; /* struct sp__jit_bytes (jit_dump.c) */
 	/* GDB JIT (jit_gdb.c) */
-	uint64_t desc_addr;	 /* 0: none known */
-	uint32_t desc_module;	 /* spool id of the module defining it */
+	uint64_t desc_addr;	     /* 0: none known */
+	uint32_t desc_module;	     /* spool id of the module defining it */
 	struct sp__gdbjit_desc desc; /* as last read */
 	bool desc_read;
 	uint64_t next_check_ns;
@@ -155,7 +155,7 @@ struct sp__jit_proc {
 	bool modules_pending; /* objects' modules to map or retire */
 	/* regions, snapshots, regenerations (jit_track.c) */
 	struct sp__vec areas; /* struct sp__jit_area */
-	struct sp__vec live;  /* jitdump code each address holds (jit_track.c) */
+	struct sp__vec live; /* jitdump code each address holds (jit_track.c) */
 	bool dirty;
 	struct sp__jit_snap *snap;
 	struct sp__vec regens; /* struct sp__jit_regen, by time */
@@ -173,9 +173,9 @@ struct sp__jit {
 	int dir_err; /* the side directory failed once: no more sidecars */
 	uint64_t side_seq;
 	uint64_t page_size;
-	struct sp__vec cache; /* struct sp__jit_table *: jitdump dedup */
+	struct sp__vec cache;	   /* struct sp__jit_table *: jitdump dedup */
 	struct sp__vec cache_keys; /* uint64_t hash, then uint64_t length */
-	struct sp__vec descs; /* struct sp__jit_desc_cache (jit_desc.c) */
+	struct sp__vec descs;	   /* struct sp__jit_desc_cache (jit_desc.c) */
 	uint64_t last_poll_ns;
 	unsigned scan_budget; /* images jit_desc.c may open until the next poll */
 	struct sp_jit_stats st;
@@ -216,12 +216,12 @@ int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
  * Adds a region for code recognised by its bytes (sp__jit_dump_infer):
  * for unwinding only, it replaces nothing and nothing replaces it.
  */
-int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start,
-			 uint64_t end, uint64_t from, uint64_t bias,
+int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+			 uint64_t from, uint64_t bias,
 			 struct sp__jit_table *tab);
 /* Ends every region within [start, end) at @until (code removed). */
-void sp__jit_end_regions(struct sp__jit_proc *jp, uint64_t start,
-			 uint64_t end, uint64_t until);
+void sp__jit_end_regions(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+			 uint64_t until);
 /* Asks for a new generation of the modules over [lo, hi) at @time. */
 int sp__jit_want_regen(struct sp__jit_proc *jp, uint64_t time, uint64_t lo,
 		       uint64_t hi);

@@ -87,12 +87,12 @@ struct sp__process {
 	 */
 	struct sp__process *parent;
 	bool events_held;
-	struct sp__mver *mver; /* threaded mode: the current map version */
+	struct sp__mver *mver;	  /* threaded mode: the current map version */
 	struct sp__jit_proc *jit; /* JIT code state (jit_track.h), or NULL */
-	uint64_t dying_ns;     /* when the group's death was seen */
-	bool sampled;	       /* a sample since the last recovery sweep */
-	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
-	uint32_t jit_reads;    /* their code read whole so far (bounded) */
+	uint64_t dying_ns;	  /* when the group's death was seen */
+	bool sampled;		  /* a sample since the last recovery sweep */
+	uint32_t jit_pending; /* modules with jit_tries left (jit_arena.h) */
+	uint32_t jit_reads;   /* their code read whole so far (bounded) */
 };
 
 /** struct sp__procs is the process table and what module changes feed. */

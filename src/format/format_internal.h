@@ -79,7 +79,7 @@ struct sp_spool {
 	 */
 	struct sp__vec frame_ns;
 	bool frame_ns_failed; /* a growth failed: no later frame gets one */
-	uint64_t retirements;	/* modules retired so far (tag 7 and 8) */
+	uint64_t retirements; /* modules retired so far (tag 7 and 8) */
 	bool keep_python;
 	bool have_first;
 	uint64_t first_ns; /* first sample in file order (§8) */

@@ -55,8 +55,8 @@ static int read_entry(const struct sp__gdbjit_ops *ops, uint64_t addr,
 }
 
 /* Marks @addr visited; true when it was already (a loop). */
-static int visit(struct sp__map *seen, const struct sp__mem *mem,
-		 uint64_t addr, bool *again)
+static int visit(struct sp__map *seen, const struct sp__mem *mem, uint64_t addr,
+		 bool *again)
 {
 	uint64_t key[3] = { addr, 0, 0 };
 	uint64_t h = sp__map_hash(key);
@@ -92,7 +92,8 @@ static int walk_step(const struct sp__gdbjit_ops *ops, uint64_t at,
 		st->read_errors++;
 		return err;
 	}
-	if (e->symfile == 0 || e->size == 0 || e->size > SP__GDBJIT_MAX_OBJECT ||
+	if (e->symfile == 0 || e->size == 0 ||
+	    e->size > SP__GDBJIT_MAX_OBJECT ||
 	    e->symfile + e->size < e->symfile) {
 		st->bad_sizes++;
 		return 1;

@@ -72,9 +72,10 @@ static int read_sections(struct reader *rd)
 
 		if (i >= n || !gelf_getshdr(scn, &sh))
 			continue;
-		rd->sects[i] = (struct sect){ sh.sh_addr, sh.sh_size,
-					      sh.sh_flags, sh.sh_type,
-					      sh.sh_link, sh.sh_info, 0 };
+		rd->sects[i] =
+			(struct sect){ sh.sh_addr, sh.sh_size, sh.sh_flags,
+				       sh.sh_type, sh.sh_link, sh.sh_info,
+				       0 };
 	}
 	return 0;
 }
@@ -88,7 +89,7 @@ static int collect_text(struct reader *rd)
 		struct sp__jit_elf_text t;
 
 		if (!is_code(&rd->sects[i])) /* PROGBITS, or NOBITS: bytes */
-			continue;	       /* only in the target */
+			continue;	     /* only in the target */
 		if (e->text.len >= SP__JIT_ELF_MAX_TEXT)
 			break;
 		t.start = rd->sects[i].addr;
@@ -378,8 +379,8 @@ int sp__jit_elf_parse(const struct sp__mem *mem, const uint8_t *image,
 	err = rd.elf ? read_all(&rd) : SP_ECORRUPT;
 	sp__image_unlock(img);
 	sp__image_unref(img);
-	sp__mem_free(mem, rd.sects, (rd.nsects ? rd.nsects : 1) *
-					    sizeof(struct sect));
+	sp__mem_free(mem, rd.sects,
+		     (rd.nsects ? rd.nsects : 1) * sizeof(struct sect));
 	if (err)
 		sp__jit_elf_fini(out);
 	return err;

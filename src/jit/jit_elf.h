@@ -55,7 +55,7 @@ struct sp__jit_elf {
 	uint8_t *eh_frame;   /* NULL when the object has none */
 	size_t eh_len;
 	uint64_t eh_addr;
-	uint16_t type; /* ET_REL, ET_EXEC, ET_DYN */
+	uint16_t type;		    /* ET_REL, ET_EXEC, ET_DYN */
 	uint32_t eh_relocs_skipped; /* relocations of unknown type */
 };
 

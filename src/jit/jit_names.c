@@ -19,8 +19,8 @@ struct sp__jit_names {
 	struct sp__mem mem;
 	struct sp__arena arena;
 	sp__jit_split_fn split;
-	struct sp__vec codes;  /* struct sp__jit_code */
-	struct sp__vec lines;  /* struct sp__jit_line */
+	struct sp__vec codes; /* struct sp__jit_code */
+	struct sp__vec lines; /* struct sp__jit_line */
 	struct sp__map by_index;
 	struct sp__vec latest; /* uint32_t: index into codes */
 	uint64_t *max_end;
@@ -93,7 +93,8 @@ static const char *keep_str(struct sp__jit_names *n, const char *s, size_t len,
 
 /* ---- records ------------------------------------------------------------- */
 
-static int add_debug(struct sp__jit_names *n, const struct sp__jitdump_header *h,
+static int add_debug(struct sp__jit_names *n,
+		     const struct sp__jitdump_header *h,
 		     const struct sp__jitdump_debug *dbg)
 {
 	struct sp__jitdump_debug d = *dbg;
@@ -213,8 +214,8 @@ static int add_load(struct sp__jit_names *n, const struct sp__jitdump_load *l,
 		n->st.debug_unmatched++;
 	}
 	n->pending = false;
-	if (n->split && !n->split(l->name, l->name_len, &func, &func_len,
-				  &file, &file_len)) {
+	if (n->split && !n->split(l->name, l->name_len, &func, &func_len, &file,
+				  &file_len)) {
 		func = l->name;
 		func_len = l->name_len;
 		file = NULL;
@@ -243,8 +244,8 @@ static int add_move(struct sp__jit_names *n, const struct sp__jitdump_move *m,
 			 *(const uint32_t *)sp__vec_at(&n->latest, slot));
 	c = *old;
 	c.start = m->new_addr;
-	c.end = m->new_addr + (m->code_size ? m->code_size : old->end -
-								     old->start);
+	c.end = m->new_addr +
+		(m->code_size ? m->code_size : old->end - old->start);
 	if (c.end < c.start || c.end == c.start)
 		return 0;
 	c.time = time;
@@ -313,8 +314,8 @@ int sp__jit_names_finish(struct sp__jit_names *n)
 }
 
 /* Is @c a better answer than @best for time @t (see jit_names.h)? */
-static bool better(const struct sp__jit_code *c, const struct sp__jit_code *best,
-		   uint64_t t)
+static bool better(const struct sp__jit_code *c,
+		   const struct sp__jit_code *best, uint64_t t)
 {
 	bool c_ok = c->time <= t, b_ok;
 
@@ -326,7 +327,8 @@ static bool better(const struct sp__jit_code *c, const struct sp__jit_code *best
 	if (c_ok) /* both at or before t: the latest */
 		return c->time != best->time ? c->time > best->time :
 					       c->seq > best->seq;
-	return c->time != best->time ? c->time < best->time : c->seq < best->seq;
+	return c->time != best->time ? c->time < best->time :
+				       c->seq < best->seq;
 }
 
 const struct sp__jit_code *sp__jit_names_find(const struct sp__jit_names *n,

@@ -61,7 +61,7 @@ struct sp__jit_code {
 	uint64_t time; /* ns, CLOCK_MONOTONIC; 0 when unknown */
 	uint64_t seq;  /* order of the record across everything fed */
 	const char *name;
-	const char *file; /* the splitter's file part, else NULL */
+	const char *file;   /* the splitter's file part, else NULL */
 	int64_t line_delta; /* moved code: add to the lines' addresses */
 	uint32_t first_line;
 	uint32_t nlines;

@@ -253,8 +253,8 @@ static int check_shrunk(const struct sp__jitdump_reader *r)
 	return (uint64_t)st.st_size < r->off + r->len ? SP_ESHRANK : 0;
 }
 
-static int poll_once(struct sp__jitdump_reader *r, sp__jitdump_cb cb,
-		     void *ctx, uint64_t *left, int *delivered)
+static int poll_once(struct sp__jitdump_reader *r, sp__jitdump_cb cb, void *ctx,
+		     uint64_t *left, int *delivered)
 {
 	uint64_t room = r->max_bytes - (r->off + r->len);
 	size_t used;

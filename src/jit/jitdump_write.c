@@ -62,8 +62,7 @@ int sp__jitdump_put_load(struct sp__vec *out, const struct sp__mem *mem,
 	size_t size = sizeof(f) + name_len + 1 + code_len;
 	size_t start = out->len;
 
-	if (code_len > SP__JITDUMP_RECORD_MAX ||
-	    size > SP__JITDUMP_RECORD_MAX)
+	if (code_len > SP__JITDUMP_RECORD_MAX || size > SP__JITDUMP_RECORD_MAX)
 		return -EINVAL;
 	prefix(f, SP__JITDUMP_CODE_LOAD, (uint32_t)size, timestamp);
 	w32(f + 16, pid);

@@ -129,8 +129,9 @@ static int scan(struct sp_symbolizer *sym, struct sp__sym_jit *j)
 	for (; j->scanned < n; j->scanned++) {
 		struct jit_file f = { 0 };
 
-		if (sp_spool_module(sym->spool, j->scanned, &m) || m.is_kernel ||
-		    !m.path_len || !jit_file_name(m.path, m.path_len, m.pid))
+		if (sp_spool_module(sym->spool, j->scanned, &m) ||
+		    m.is_kernel || !m.path_len ||
+		    !jit_file_name(m.path, m.path_len, m.pid))
 			continue;
 		f.module_id = m.id;
 		f.pid = m.pid;
@@ -172,7 +173,8 @@ static struct jit_file *pick(struct sp_symbolizer *sym, struct sp__sym_jit *j,
 	for (i = 0; i < j->files.len; i++) {
 		struct jit_file *f = sp__vec_at(&j->files, i);
 
-		if (f->pid != pid || sp_spool_module(sym->spool, f->module_id, &m))
+		if (f->pid != pid ||
+		    sp_spool_module(sym->spool, f->module_id, &m))
 			continue;
 		if (m.deactivated_at < key)
 			continue; /* an older process generation's */
@@ -328,10 +330,9 @@ int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
 	if (err)
 		return err;
 	/* A frame in a GDB JIT object's module: that module's file. */
-	f = mod && sp__sym_jit_module(mod) ? file_of(j, mod->id) :
-					     pick(sym, j, pid,
-						  mod ? mod->deactivated_at :
-							frame_id);
+	f = mod && sp__sym_jit_module(mod) ?
+		    file_of(j, mod->id) :
+		    pick(sym, j, pid, mod ? mod->deactivated_at : frame_id);
 	if (!f)
 		return 0;
 	if (!f->tried && (err = load(sym, j, f)) < 0)

@@ -1062,8 +1062,8 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 		       struct sp_unwind_stats *stats)
 {
 	return sp__unwinder_unwind_jit(unwinder, regs, stack, stack_len,
-				       stack_addr, maps, nmaps, NULL, 0,
-				       frames, cap, stats);
+				       stack_addr, maps, nmaps, NULL, 0, frames,
+				       cap, stats);
 }
 
 int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,

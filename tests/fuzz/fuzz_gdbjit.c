@@ -39,7 +39,8 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 	if (m->flip_at && ++m->reads == m->flip_at && m->size)
 		m->data[(m->reads * 7919) % m->size] ^= 0x40;
-	if (addr < BASE || addr - BASE > m->size || len > m->size - (addr - BASE))
+	if (addr < BASE || addr - BASE > m->size ||
+	    len > m->size - (addr - BASE))
 		return -EFAULT;
 	memcpy(buf, m->data + (addr - BASE), len);
 	return 0;
@@ -54,7 +55,8 @@ static void check_object(const struct sp__mem *mem, struct fuzz_alloc *fa,
 	size_t i;
 	int err = sp__jit_elf_parse(mem, obj, len, &e);
 
-	FUZZ_CHECK(err == 0 || err == SP_ECORRUPT || (err == -ENOMEM && fa->failed));
+	FUZZ_CHECK(err == 0 || err == SP_ECORRUPT ||
+		   (err == -ENOMEM && fa->failed));
 	if (err)
 		return;
 	s = e.syms.data;

@@ -2,10 +2,10 @@
 /* JIT recording tests: launch, record, symbolize, match stacks by name. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -231,8 +231,8 @@ size_t jit_stack(struct jit_run *run, size_t i, const char **names,
 	return (size_t)n;
 }
 
-bool jit_has_order(const char *const *names, size_t n,
-		   const char *const *want, size_t k)
+bool jit_has_order(const char *const *names, size_t n, const char *const *want,
+		   size_t k)
 {
 	size_t i, j = 0;
 

@@ -66,8 +66,8 @@ size_t jit_stack(struct jit_run *run, size_t i, const char **names,
 		 const struct sp_resolved_frame **frames, uint64_t *ns);
 
 /* Whether @names[0..n) holds @want[0..k) in this order (a subsequence). */
-bool jit_has_order(const char *const *names, size_t n,
-		   const char *const *want, size_t k);
+bool jit_has_order(const char *const *names, size_t n, const char *const *want,
+		   size_t k);
 
 /* Index of the first frame named @name, or -1. */
 int jit_find(const char *const *names, size_t n, const char *name);

@@ -95,7 +95,8 @@ int main(void)
 	struct jit_run run;
 	struct tally t;
 
-	snprintf(times, sizeof(times), "/tmp/sp-gdbjit-%d.times", (int)getpid());
+	snprintf(times, sizeof(times), "/tmp/sp-gdbjit-%d.times",
+		 (int)getpid());
 	jit_record(argv, 0, &run);
 	read_times(times, &a_end, &b_start);
 	count(&run, a_end, b_start, &t);

@@ -35,7 +35,8 @@ static void find_python(char *out, size_t cap)
 	}
 	if (glob("/root/.pyenv/versions/3.13*/bin/python3.13", 0, NULL, &g) ||
 	    g.gl_pathc == 0) {
-		fprintf(stderr, "skip: no Python 3.13 (-X perf_jit needs it)\n");
+		fprintf(stderr,
+			"skip: no Python 3.13 (-X perf_jit needs it)\n");
 		exit(T_EXIT_SKIP);
 	}
 	snprintf(out, cap, "%s", g.gl_pathv[0]);
@@ -78,8 +79,8 @@ static void count(struct jit_run *run, struct tally *t)
 int main(void)
 {
 	char python[PATH_MAX];
-	const char *argv[] = { python, "-X", "perf_jit", JIT_NESTED_PY, "2",
-			       NULL };
+	const char *argv[] = { python,	      "-X", "perf_jit",
+			       JIT_NESTED_PY, "2",  NULL };
 	struct jit_run run;
 	struct tally t;
 

@@ -193,8 +193,8 @@ static void test_lines_outside(void)
 	sp__vec_init(&v, 1);
 	CHECK_OK(sp__jitdump_put_header(&v, &mem, 7, 1));
 	put_debug(&v, 10, 0x2000, 0x2004, 10, "/t/b.js");
-	CHECK_OK(sp__jitdump_put_load(&v, &mem, 11, 7, 7, 0x2000, py_code, 6,
-				      1, "short"));
+	CHECK_OK(sp__jitdump_put_load(&v, &mem, 11, 7, 7, 0x2000, py_code, 6, 1,
+				      "short"));
 	n = names_of(v.data, v.len);
 	c = sp__jit_names_find(n, 0x2002, 20);
 	CHECK(c && strcmp(c->name, "short") == 0);
@@ -215,8 +215,8 @@ static void test_prefixes(void)
 
 	sp__vec_init(&v, 1);
 	build_dump(&v);
-	CHECK_EQ_INT(sp__jitdump_parse_buffer(v.data, v.len, NULL, NULL, &whole),
-		     7);
+	CHECK_EQ_INT(
+		sp__jitdump_parse_buffer(v.data, v.len, NULL, NULL, &whole), 7);
 	CHECK_EQ(whole.partial, 0);
 	CHECK_EQ(whole.loads, 3);
 	for (k = 0; k < v.len; k++) {

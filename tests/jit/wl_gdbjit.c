@@ -91,13 +91,16 @@ static void put32(uint8_t *b, size_t *at, uint32_t v)
  */
 static size_t eh_frame(uint8_t *b, uint64_t eh_addr)
 {
-	static const uint8_t cie[] = {
-		0x14, 0, 0, 0, 0, 0, 0, 0,  /* length 20, CIE id 0 */
-		1, 'z', 'R', 0, 1, 0x78, 16, /* v1 "zR" caf 1 daf -8 ra 16 */
-		1, 0x1b,		     /* aug length 1, pcrel|sdata4 */
-		0x0c, 7, 8, 0x90, 1,	     /* cfa rsp+8; ra at cfa-8 */
-		0, 0,			     /* padding */
-	};
+	static const uint8_t
+		cie[] = {
+			0x14, 0,    0,	 0,    0,
+			0,    0,    0, /* length 20, CIE id 0 */
+			1,    'z',  'R', 0,    1,
+			0x78, 16,   /* v1 "zR" caf 1 daf -8 ra 16 */
+			1,    0x1b, /* aug length 1, pcrel|sdata4 */
+			0x0c, 7,    8,	 0x90, 1, /* cfa rsp+8; ra at cfa-8 */
+			0,    0,		  /* padding */
+		};
 	static const uint8_t insns[] = {
 		0x44, 0x0e, 32, /* advance 4: cfa offset 32 */
 		0x46, 0x0e, 8,	/* advance 6: cfa offset 8 */
@@ -121,7 +124,15 @@ static size_t eh_frame(uint8_t *b, uint64_t eh_addr)
 /* An ET_EXEC object: .text (NOBITS, at CODE_ADDR), .eh_frame, symbols. */
 static struct object make_object(const char *name)
 {
-	enum { NULLS, TEXT, EH, SYMTAB, STRTAB, SHSTRTAB, NSECT };
+	enum {
+		NULLS,
+		TEXT,
+		EH,
+		SYMTAB,
+		STRTAB,
+		SHSTRTAB,
+		NSECT
+	};
 	static const char shstr[] =
 		"\0.text\0.eh_frame\0.symtab\0.strtab\0.shstrtab";
 	struct object o;
@@ -153,23 +164,34 @@ static struct object make_object(const char *name)
 	shstr_off = at;
 	put(o.buf, &at, shstr, sizeof(shstr));
 	at = (at + 7) & ~(size_t)7;
-	sh[TEXT] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS,
+	sh[TEXT] = (Elf64_Shdr){ .sh_name = 1,
+				 .sh_type = SHT_NOBITS,
 				 .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-				 .sh_addr = CODE_ADDR, .sh_size = sizeof(code),
+				 .sh_addr = CODE_ADDR,
+				 .sh_size = sizeof(code),
 				 .sh_addralign = 16 };
-	sh[EH] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_PROGBITS,
-			       .sh_flags = SHF_ALLOC, .sh_addr = eh_addr,
-			       .sh_offset = eh_off, .sh_size = eh_len,
+	sh[EH] = (Elf64_Shdr){ .sh_name = 7,
+			       .sh_type = SHT_PROGBITS,
+			       .sh_flags = SHF_ALLOC,
+			       .sh_addr = eh_addr,
+			       .sh_offset = eh_off,
+			       .sh_size = eh_len,
 			       .sh_addralign = 8 };
-	sh[SYMTAB] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_SYMTAB,
+	sh[SYMTAB] = (Elf64_Shdr){ .sh_name = 17,
+				   .sh_type = SHT_SYMTAB,
 				   .sh_offset = sym_off,
-				   .sh_size = sizeof(sym), .sh_link = STRTAB,
-				   .sh_info = 1, .sh_addralign = 8,
+				   .sh_size = sizeof(sym),
+				   .sh_link = STRTAB,
+				   .sh_info = 1,
+				   .sh_addralign = 8,
 				   .sh_entsize = sizeof(Elf64_Sym) };
-	sh[STRTAB] = (Elf64_Shdr){ .sh_name = 25, .sh_type = SHT_STRTAB,
+	sh[STRTAB] = (Elf64_Shdr){ .sh_name = 25,
+				   .sh_type = SHT_STRTAB,
 				   .sh_offset = str_off,
-				   .sh_size = name_len + 2, .sh_addralign = 1 };
-	sh[SHSTRTAB] = (Elf64_Shdr){ .sh_name = 33, .sh_type = SHT_STRTAB,
+				   .sh_size = name_len + 2,
+				   .sh_addralign = 1 };
+	sh[SHSTRTAB] = (Elf64_Shdr){ .sh_name = 33,
+				     .sh_type = SHT_STRTAB,
 				     .sh_offset = shstr_off,
 				     .sh_size = sizeof(shstr),
 				     .sh_addralign = 1 };
@@ -227,9 +249,9 @@ static void jit_unregister(struct jit_code_entry *e)
 
 static void *map_code(void)
 {
-	void *p = mmap((void *)(uintptr_t)CODE_ADDR, 4096,
-		       PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p =
+		mmap((void *)(uintptr_t)CODE_ADDR, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 
 	if (p == MAP_FAILED || (uintptr_t)p != CODE_ADDR) {
 		perror("mmap");

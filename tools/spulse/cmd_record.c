@@ -578,12 +578,12 @@ static void print_size(const struct record_state *st, const char *out,
 static void print_jit(const struct record_state *st)
 {
 	static const char *const names[] = {
-		"jitdump_files", "jitdump_records", "jitdump_unwind",
-		"jitdump_errors", "gdb_processes", "gdb_checks",
-		"gdb_walks", "gdb_objects", "gdb_removed",
-		"gdb_bytes", "gdb_list_errors", "gdb_bad_objects",
-		"retries", "retries_better", "regenerations",
-		"names", "names_lost",
+		"jitdump_files",  "jitdump_records", "jitdump_unwind",
+		"jitdump_errors", "gdb_processes",   "gdb_checks",
+		"gdb_walks",	  "gdb_objects",     "gdb_removed",
+		"gdb_bytes",	  "gdb_list_errors", "gdb_bad_objects",
+		"retries",	  "retries_better",  "regenerations",
+		"names",	  "names_lost",
 	};
 	struct sp_jit_stats js = { .size = sizeof(js) };
 	uint64_t v[sizeof(names) / sizeof(names[0])];
