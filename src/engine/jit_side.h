@@ -11,8 +11,8 @@
 #include "vec.h"
 
 /*
- * What a JIT runtime writes about its code (today /tmp/perf-<pid>.map;
- * issue 18: jitdump files and GDB JIT objects) dies with the process or
+ * What a JIT runtime writes about its code (/tmp/perf-<pid>.map here;
+ * the names of GDB JIT objects: jit_sidecar.c) dies with the process or
  * is overwritten by the next process that gets its pid. When the recorder
  * has a side directory (struct sp_recorder_opts.jit_dir), it copies a
  * process's data at the end of each of its generations: at the tag-7
