@@ -19,8 +19,9 @@ come from stackpulse:
                  perf record -g of the same program as the oracle;
   node_attach    the same attached with -p, exiting during the recording;
   cxx            g++ -O2 without frame pointers: every name is what
-                 c++filt prints for its symbol, and the hot function's
-                 samples reach main;
+                 c++filt prints for its symbol (pprof: with the symbol
+                 as system_name), and the hot function's samples reach
+                 main;
   rust           the same for plain rustc -O2 builds, legacy and v0
                  mangling.
 Exit status per tests/check.h: 0 pass, 1 fail, 77 skip (runtime or perf
@@ -28,6 +29,7 @@ permission missing; the reason is printed).
 """
 
 import glob
+import gzip
 import os
 import shutil
 import subprocess
@@ -307,6 +309,16 @@ def check_demangled(env, spool, hot, main, at_least):
     left = [n for n, d in zip(sorted(shown), cxxfilt(sorted(shown)))
             if n != d]
     expect(not left, f"names c++filt would still change: {left[:5]}")
+    # pprof: the demangled name is the function's name, the symbol its
+    # system_name, so both are in the profile's string table.
+    pb = env.path("p.pb.gz")
+    rc, _, err = env.run("export", spool, "--format", "pprof", "-o", pb)
+    expect(rc == 0, f"export pprof: exit {rc}; stderr: {err}")
+    with gzip.open(pb) as f:
+        table = f.read()
+    for m, d in mangled.items():
+        expect(m.encode() in table and d.encode() in table,
+               f"pprof lacks {m!r} or {d!r}")
     stacks = env.folded(spool)
     total = sum(c for f, c in stacks if any(hot(x) for x in f))
     whole = sum(c for f, c in stacks
