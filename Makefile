@@ -12,6 +12,13 @@
 #   make demo-synthetic  generate a spool, check it and dump it with spulse
 #   make bench         run the bench/ programs (JSON lines on stdout)
 #   make fuzz          run each libFuzzer binary of $(ASAN_BUILD) briefly
+#   make aarch64-test  AArch64 cross build in $(AARCH64_BUILD), its suites
+#                      that need no perf_event under qemu-user (all of
+#                      them: ~5 CPU-minutes, too slow for CI)
+#   make aarch64-ci    what .ci/run runs of it: the cross-ci suite
+#                      (tests/meson.build), building only what it needs
+#   make aarch64-system-test  record an -O2 workload on Debian's arm64
+#                      kernel under qemu-system-aarch64 (slow; not in CI)
 #   make format        clang-format every C file in place
 #   make format-check  fail if any C file is not formatted
 #   make clean         remove the build directories and out/
@@ -49,6 +56,19 @@ TSAN_TESTS ?= test_unwind_threads test_self_unwind test_signal_unwind \
 	test_recorder_churn_threaded test_recorder_system
 TSAN_TEST_ARGS = --timeout-multiplier 4 $(TSAN_TESTS)
 
+# AArch64: the cross build runs its test programs under qemu-user (the
+# cross file's exe_wrapper, no binfmt). Suites without perf_event only:
+# qemu-user has no perf_event_open, no io_uring. Host tools the tests run
+# on target files (strip, objcopy) are the cross binutils, first on PATH.
+AARCH64_BUILD ?= build-aarch64
+AARCH64_MESON_OPTS = --cross-file cross/aarch64-linux-gnu.ini -Dbench=false
+AARCH64_SUITES = --suite unit --suite fuzz-replay --suite headers --suite cli
+AARCH64_TOOLS = $(CURDIR)/$(AARCH64_BUILD)/cross-tools
+AARCH64_ENV = PATH=$(AARCH64_TOOLS):$(PATH)
+AARCH64_TEST_ARGS = --timeout-multiplier 4 $(AARCH64_SUITES)
+AARCH64_CI_ARGS = --timeout-multiplier 4 --suite cross-ci
+AARCH64_SYSTEM_DIR ?= $(AARCH64_BUILD)/system
+
 FORMAT_DIRS = $(wildcard src include tools tests bench examples)
 FORMAT_FILES = find $(FORMAT_DIRS) -path tests/corpus -prune -o -type f \
 	\( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -print | sort
@@ -67,17 +87,21 @@ meson_setup = if [ -f $(1)/meson-private/coredata.dat ]; then \
 		meson setup $(1) $(2); \
 	fi
 
-# $(call run_tests,DIR,OPTIONS,TEST_ENV,TEST_ARGS): configure, build, test,
-# then always print the summary. The old testlog goes first, so a failed
-# setup or build is counted as a failure, never as stale results.
+# $(call run_tests,DIR,OPTIONS,TEST_ENV,TEST_ARGS[,PART]): configure, build,
+# test, then always print the summary. The old testlog goes first, so a
+# failed setup or build is counted as a failure, never as stale results.
+# With PART non-empty only what the selected tests need is built (by
+# meson test itself), not every target.
 run_tests = rm -f $(1)/meson-logs/testlog.json; status=0; \
-	{ $(call meson_setup,$(1),$(2)) && ninja -C $(1) && \
+	{ $(call meson_setup,$(1),$(2)) && $(if $(5),,ninja -C $(1) &&) \
 	  $(3) meson test -C $(1) --print-errorlogs $(4); } || status=1; \
 	python3 scripts/test-summary $(if $(LABEL),--label "$(LABEL)") \
 		$(1)/meson-logs/testlog.json || status=1; \
 	exit $$status
 
-.PHONY: all deps build test asan tsan demo demo-synthetic bench fuzz format format-check clean
+.PHONY: all deps build test asan tsan aarch64-tools aarch64-test aarch64-ci \
+	aarch64-system-test demo \
+	demo-synthetic bench fuzz format format-check clean
 
 all: build
 
@@ -100,6 +124,24 @@ asan: deps
 tsan: deps
 	@export CC=clang CXX=clang++; \
 	$(call run_tests,$(TSAN_BUILD),$(TSAN_MESON_OPTS) $(MESON_OPTS),$(TSAN_ENV),$(TSAN_TEST_ARGS))
+
+aarch64-tools:
+	@sh scripts/install-deps --aarch64
+	@mkdir -p $(AARCH64_TOOLS) && for t in strip objcopy; do \
+		ln -sf /usr/bin/aarch64-linux-gnu-$$t $(AARCH64_TOOLS)/$$t; \
+	done
+
+aarch64-test: aarch64-tools
+	@$(call run_tests,$(AARCH64_BUILD),$(AARCH64_MESON_OPTS) $(MESON_OPTS),$(AARCH64_ENV),$(AARCH64_TEST_ARGS))
+
+aarch64-ci: aarch64-tools
+	@$(call run_tests,$(AARCH64_BUILD),$(AARCH64_MESON_OPTS) $(MESON_OPTS),$(AARCH64_ENV),$(AARCH64_CI_ARGS),part)
+
+aarch64-system-test:
+	@sh scripts/install-deps --aarch64-system
+	@$(call meson_setup,$(AARCH64_BUILD),$(AARCH64_MESON_OPTS) $(MESON_OPTS))
+	@ninja -C $(AARCH64_BUILD)
+	@sh scripts/aarch64-system-test $(AARCH64_BUILD) $(AARCH64_SYSTEM_DIR)
 
 demo: build
 	@for b in $(SPULSE) $(WL_LADDER); do \
@@ -166,4 +208,4 @@ format-check:
 	echo "make format-check: ok"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(AARCH64_BUILD) out

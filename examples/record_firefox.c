@@ -78,7 +78,8 @@ static int export_firefox(const char *spool, const char *out)
 		.title = "record_firefox",
 	};
 	struct sp_sink *sink;
-	int err = sp_sink_open_file(out, NULL, &sink);
+	/* The profile takes its name only once complete; never removed. */
+	int err = sp_sink_open_file_atomic(out, NULL, &sink);
 
 	if (err < 0)
 		return err;
@@ -86,8 +87,6 @@ static int export_firefox(const char *spool, const char *out)
 	if (err >= 0)
 		err = sp_sink_finish(sink);
 	sp_sink_free(sink);
-	if (err < 0)
-		remove(out);
 	return err;
 }
 

@@ -16,6 +16,7 @@
 #include <stackpulse/spool.h>
 #include <stackpulse/symbolizer.h>
 #include <stackpulse/tail.h>
+#include <stackpulse/text.h>
 #include <stackpulse/unwind.h>
 #include <stackpulse/version.h>
 #include <stackpulse/writer.h>

@@ -23,7 +23,7 @@ extern "C" {
 	X(SP_ETRUNCATED, -4001, "record cut off at the end of the input")      \
 	X(SP_EIDSPACE, -4002, "spool id space exhausted")                      \
 	X(SP_EDELTA, -4003, "sample timestamp delta out of range")             \
-	X(SP_ESHRANK, -4004, "spool file shrank while being tailed")           \
+	X(SP_ESHRANK, -4004, "spool file shrank while being read")             \
 	X(SP_EZSTD, -4005, "zstd compression or decompression failed")         \
 	X(SP_EFREQ, -4006, "sample rate above the kernel's limit")             \
 	X(SP_ETARGETGONE, -4007, "target process is gone")                     \

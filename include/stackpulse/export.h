@@ -17,7 +17,10 @@ extern "C" {
  * Exporters read a spool sequentially (Replay: bounded memory), symbolize
  * each distinct stack once, aggregate, and stream the result into a sink
  * (file, fd, memory or callback; see sink.h). They use only the public
- * API. Names may hold any bytes; every format escapes them correctly.
+ * API. Names may hold any bytes: every format passes them through
+ * sp_text_escape() (control bytes and invalid UTF-8 become the text
+ * \xNN, so no output carries bytes a terminal or viewer acts on), then
+ * applies its own quoting (folded: ';' in a name becomes ':').
  */
 
 enum sp_export_format {

@@ -159,9 +159,11 @@ struct sp_poll_summary {
 };
 
 /**
- * sp_recorder_open creates @path (truncating it) and a recorder with no
- * targets yet.
- * @return 0, -EINVAL, SP_EFREQ, -errno, -ENOMEM.
+ * sp_recorder_open creates @path as sp_sink_open_file() does (a new file
+ * of mode 0600 replacing what was there; a device written as it is) and
+ * a recorder with no targets yet.
+ * @return 0, -EINVAL, SP_EFREQ, -errno (-ELOOP: a symbolic link that is
+ *         not followed), -ENOMEM.
  * Caller owns the result; free it with sp_recorder_close().
  * Thread: any. Allocates: yes. Blocks: yes.
  */

@@ -81,15 +81,43 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
 			  struct sp_sink **out);
 
 /**
- * sp_sink_open_file creates (or truncates) @path with mode 0644 and
- * returns an fd sink that owns the descriptor; flush calls fdatasync().
- * @return 0, -errno from open(2), -ENOMEM.
+ * sp_sink_open_file opens @path for output and returns an fd sink that
+ * owns the descriptor. A missing or regular file is replaced by a new
+ * file of mode 0600 (created under a temporary name in the same
+ * directory and renamed over @path before this returns), so the old
+ * inode, its other hard links and readers of it keep their bytes. A
+ * device, FIFO or socket is written as it is (never created, truncated
+ * or removed). A symbolic link is followed only where the kernel's
+ * protected_symlinks rule allows (owned by the caller's euid or the
+ * directory's owner, or not in a sticky world-writable directory), to an
+ * existing file, which is written in place (emptied first if regular).
+ * Flush calls fdatasync() for regular files.
+ * @return 0, -errno from lstat(2)/open(2)/rename(2), -ELOOP (a symbolic
+ *         link that is not followed), -EISDIR, -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
- * Thread: any. Allocates: yes. Blocks: yes (open).
+ * Thread: any. Allocates: yes. Blocks: yes (open; a FIFO until a reader
+ * opens it).
  */
 SP_API int sp_sink_open_file(const char *path,
 			     const struct sp_allocator *allocator,
 			     struct sp_sink **out);
+
+/**
+ * sp_sink_open_file_atomic is sp_sink_open_file() for outputs that must
+ * appear whole or not at all (exports): the new file stays under its
+ * temporary name until sp_sink_finish() makes it durable (fdatasync) and
+ * renames it over @path. Freed before that, the sink removes the
+ * temporary file and @path is exactly as it was. Devices, FIFOs and files
+ * behind followed links are written in place as by sp_sink_open_file().
+ * @return as sp_sink_open_file(); sp_sink_finish() returns -errno of
+ *         fdatasync(2) or rename(2).
+ * Caller owns the result; free it with sp_sink_free().
+ * Thread: any. Allocates: yes. Blocks: yes (open; a FIFO until a reader
+ * opens it).
+ */
+SP_API int sp_sink_open_file_atomic(const char *path,
+				    const struct sp_allocator *allocator,
+				    struct sp_sink **out);
 
 /**
  * sp_sink_new_zstd compresses into @inner: every sp_sink_write() becomes one
@@ -107,7 +135,7 @@ SP_API int sp_sink_new_zstd(struct sp_sink *inner, int level,
 			    const struct sp_allocator *allocator,
 			    struct sp_sink **out);
 
-/** Uring sink flag: sp_sink_flush() also makes the data durable (fdatasync). */
+/** Uring sink flag: sp_sink_flush() also fdatasync()s a regular file. */
 #define SP_SINK_URING_DATASYNC 0x1u
 /**
  * Uring sink flag: never use io_uring, write with pwrite(2) in the calling
@@ -170,8 +198,9 @@ SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
 				struct sp_sink **out);
 
 /**
- * sp_sink_open_uring creates (or truncates) @path with mode 0644 and
- * returns a uring sink (see sp_sink_new_uring_fd()) that owns it.
+ * sp_sink_open_uring opens @path as sp_sink_open_file() does (a new file
+ * of mode 0600, a device as it is) and returns a uring sink (see
+ * sp_sink_new_uring_fd()) that owns it; bad options create nothing.
  * @param opts NULL for defaults. @param allocator NULL for the default.
  * @return 0, -errno from open(2), -EINVAL (bad options), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().

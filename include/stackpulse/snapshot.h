@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /*
- * A Snapshot maps a whole spool (plain or zstd-compressed), validates every
+ * A Snapshot reads a whole spool (plain or zstd-compressed), validates every
  * record (SPULSE3 §9) and keeps all definitions, samples and Python-runtime
  * records for random access. A file that ends inside its last record opens
  * with the complete prefix and sp_snapshot_is_recovered() returns true.
@@ -22,10 +22,13 @@ extern "C" {
 struct sp_snapshot;
 
 /**
- * sp_snapshot_open opens and validates the spool at @path.
+ * sp_snapshot_open opens and validates the spool at @path (a regular
+ * file, read with pread(2) and never mapped: a file cut short while it is
+ * read is a recovered cut-off tail, never SIGBUS; a FIFO or device is
+ * -EINVAL and never blocks the open).
  * @param opts NULL for defaults.
  * @return 0, SP_ECORRUPT (bad magic, header, or any failed check; details
- *         in opts->diag), SP_EZSTD, -ENOMEM, -errno from open/mmap.
+ *         in opts->diag), SP_EZSTD, -EINVAL, -ENOMEM, -errno from open.
  * Caller owns the result; free it with sp_snapshot_close().
  * Thread: any. Allocates: yes. Blocks: yes (file I/O).
  */
@@ -87,8 +90,10 @@ SP_API int sp_snapshot_python_record(const struct sp_snapshot *snapshot,
 				     struct sp_python_record *out);
 
 /**
- * sp_snapshot_is_recovered tells whether the file ended inside a record
- * and only its complete prefix was kept (recovered_from_truncated_tail).
+ * sp_snapshot_is_recovered tells whether the file ended inside a record,
+ * inside a zstd frame, or was found shorter while read than at open, and
+ * only the complete records before the cut were kept
+ * (recovered_from_truncated_tail).
  * Thread: any. Allocates: no. Blocks: no.
  */
 SP_API bool sp_snapshot_is_recovered(const struct sp_snapshot *snapshot);

@@ -30,6 +30,16 @@ extern "C" {
 /** Size of the header magic "SPULSE3\0". */
 #define SP_SPOOL_MAGIC_SIZE 8
 
+/**
+ * Longest module path (bytes) the readers accept and the writer writes:
+ * 1 MiB, 256 times PATH_MAX (the kernel never reports a longer path, even
+ * with every byte escaped). A longer claim inside the file is corrupt (a
+ * claim past its end is a cut-off tail, SPULSE3 §9.2), so no record makes
+ * a reader allocate more than this plus a hundred bytes, also for zstd
+ * input whose decoded size is unknown.
+ */
+#define SP_SPOOL_PATH_MAX (1024 * 1024)
+
 enum sp_frame_mode {
 	SP_FRAME_USER = 0,
 	SP_FRAME_KERNEL = 1,

@@ -41,6 +41,17 @@ extern "C" {
  *     the table or absolute, and interns each distinct one under a
  *     symbolizer-local frame id, so it shares the same cache.
  * Docs: docs/how-to/module-table-symbolizer.md.
+ *
+ * Files named by the spool (module paths, debug files found from them,
+ * dwz supplementary files, perf maps) are opened non-blocking and used
+ * only when they are regular files: a FIFO or device at such a path
+ * never blocks a reader. ELF files larger than 8 GiB are not opened;
+ * perf maps are refused through a symbolic link, when larger than
+ * 64 MiB, or owned by another user than root or the target's. A perf map
+ * costs its size plus 16 bytes per line (at most about 4x for the
+ * shortest lines); the maps one symbolizer holds stay within 1 GiB in
+ * total, and a map past that is not loaded (a warning is logged; its
+ * frames stay address-only).
  */
 struct sp_symbolizer;
 

@@ -26,6 +26,17 @@ extern "C" {
  */
 struct sp_unwinder;
 
+/**
+ * Architectures of register sets (struct sp_regs @arch). A build of the
+ * library unwinds the architecture it was built for (sp_unwind_arch());
+ * SP_ARCH_NATIVE, the zero value, names that one.
+ */
+enum sp_arch {
+	SP_ARCH_NATIVE = 0,
+	SP_ARCH_X86_64 = 1,
+	SP_ARCH_AARCH64 = 2,
+};
+
 /* x86-64 registers in DWARF numbering (System V psABI). */
 enum sp_x86_64_reg {
 	SP_X86_64_RAX = 0,
@@ -42,6 +53,25 @@ enum sp_x86_64_reg {
 	SP_X86_64_NREGS = 17,
 };
 
+/*
+ * AArch64 registers in DWARF numbering (AADWARF64): X0-X30 are 0-30, X29
+ * the frame pointer, X30 the link register (the return address column of
+ * CFI), then SP and PC.
+ */
+enum sp_aarch64_reg {
+	SP_AARCH64_X0 = 0,
+	SP_AARCH64_X19 = 19,
+	SP_AARCH64_X28 = 28,
+	SP_AARCH64_X29 = 29,
+	SP_AARCH64_X30 = 30,
+	SP_AARCH64_SP = 31,
+	SP_AARCH64_PC = 32,
+	SP_AARCH64_NREGS = 33,
+};
+
+/* Registers struct sp_regs has room for: the largest NREGS above. */
+#define SP_REGS_MAX 33
+
 /** Register ABI of a sample (perf's PERF_SAMPLE_REGS_ABI_*). */
 enum sp_regs_abi {
 	SP_REGS_ABI_NONE = 0,
@@ -50,14 +80,53 @@ enum sp_regs_abi {
 };
 
 /**
- * struct sp_regs is a user register set in DWARF numbering. Bit n of
- * @valid says that @r[n] holds a captured value.
+ * struct sp_regs is a user register set of one architecture, in that
+ * architecture's DWARF numbering (enum sp_x86_64_reg, enum
+ * sp_aarch64_reg): @r[n] is register n, and bit n of @valid says that it
+ * holds a captured value. @arch is an enum sp_arch, @abi an enum
+ * sp_regs_abi. The layout is the same on every architecture (280 bytes);
+ * only the meaning of the indices changes with @arch.
  */
 struct sp_regs {
-	uint64_t r[SP_X86_64_NREGS];
-	uint32_t valid;
-	uint32_t abi; /* enum sp_regs_abi */
+	uint64_t r[SP_REGS_MAX];
+	uint64_t valid;
+	uint32_t arch;
+	uint32_t abi;
 };
+
+/** Registers with the same role on every architecture (sp_regs_get). */
+enum sp_reg_role {
+	SP_REG_PC = 0, /* RIP, PC */
+	SP_REG_SP = 1, /* RSP, SP */
+	SP_REG_FP = 2, /* RBP, X29 */
+};
+
+/**
+ * sp_regs_get reads the register that plays @role in @regs, whatever its
+ * architecture's numbering.
+ * @return 0 with *@out set; -ENOENT when that register was not captured
+ *         (its @valid bit is clear); -EINVAL for a NULL argument, an
+ *         unknown role, or an architecture this build does not unwind.
+ * Thread: any. Allocates: no. Blocks: no.
+ */
+SP_API int sp_regs_get(const struct sp_regs *regs, enum sp_reg_role role,
+		       uint64_t *out);
+
+/**
+ * sp_unwind_arch is the architecture this build of the library unwinds
+ * (enum sp_arch, never SP_ARCH_NATIVE); its register sets use that
+ * numbering.
+ * Thread: any. Allocates: no. Blocks: no.
+ */
+SP_API uint32_t sp_unwind_arch(void);
+
+/**
+ * sp_arch_name names an architecture as ELF tools do ("x86_64",
+ * "aarch64"); SP_ARCH_NATIVE names the build's. NULL for an unknown
+ * value. The string is static.
+ * Thread: any. Allocates: no. Blocks: no.
+ */
+SP_API const char *sp_arch_name(uint32_t arch);
 
 /** Flags of struct sp_mapping. */
 #define SP_MAPPING_VDSO 0x1u /* the [vdso] image of this kernel */
@@ -183,10 +252,11 @@ SP_API int sp_unwinder_prepare(struct sp_unwinder *unwinder,
 
 /**
  * sp_unwinder_unwind walks one captured stack.
- * @param regs user registers at the sample (abi must be SP_REGS_ABI_64 on
- *        x86-64; RIP and RSP required).
+ * @param regs user registers at the sample: arch SP_ARCH_NATIVE or
+ *        sp_unwind_arch(), abi SP_REGS_ABI_64, the pc and stack pointer
+ *        required (on AArch64 also the link register, for the leaf).
  * @param stack,stack_len copy of user memory starting at address
- *        @stack_addr (normally the sample's RSP).
+ *        @stack_addr (normally the sample's stack pointer).
  * @param maps,nmaps the process's executable mappings, sorted by start.
  * @param frames,cap output, leaf first: the leaf pc as sampled, callers as
  *        return address - 1 (the call site), except exact pcs where no
@@ -199,7 +269,7 @@ SP_API int sp_unwinder_prepare(struct sp_unwinder *unwinder,
  *        truncated marker; at @cap it replaces the last frame.
  * @param stats counters to add to (may be NULL).
  * @return the number of frames stored (>= 0), or -EINVAL for bad
- *         arguments. Unwinding problems are not errors: they are counted
+ *         arguments (registers of another architecture among them). Unwinding problems are not errors: they are counted
  *         in @stats and end the stack with the marker.
  * Thread: any; uses about 5 KiB of the calling thread's stack. Allocates:
  * only to build the table of an image seen for the first time. Blocks:

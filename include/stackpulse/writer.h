@@ -62,9 +62,9 @@ SP_API int sp_writer_new(struct sp_sink *sink,
  * frame cache.
  * @param module @id and @deactivated_at are ignored. User modules need
  *        pid >= 1; kernel modules are written with pid -1. The path must be
- *        valid UTF-8.
+ *        valid UTF-8 and at most SP_SPOOL_PATH_MAX bytes.
  * @param id_out receives the new module id (may be NULL).
- * @return 0, -EINVAL, SP_EIDSPACE, -ENOMEM.
+ * @return 0, -EINVAL, -ENAMETOOLONG, SP_EIDSPACE, -ENOMEM.
  * Thread: single-owner. Allocates: amortized. Blocks: sink-dependent.
  */
 SP_API int sp_writer_module(struct sp_writer *writer,

@@ -7,7 +7,7 @@
  * lead byte (E0 needs A0..BF, ED needs 80..9F, F0 needs 90..BF, F4 needs
  * 80..8F); every other continuation byte is 80..BF.
  */
-static size_t seq_len(const uint8_t *s, size_t avail)
+size_t sp__utf8_seq_len(const uint8_t *s, size_t avail)
 {
 	uint8_t b0 = s[0], lo = 0x80, hi = 0xbf;
 	size_t n, i;
@@ -45,7 +45,7 @@ bool sp__utf8_valid(const uint8_t *s, size_t len)
 	size_t i = 0;
 
 	while (i < len) {
-		size_t n = seq_len(s + i, len - i);
+		size_t n = sp__utf8_seq_len(s + i, len - i);
 
 		if (n == 0)
 			return false;

@@ -14,4 +14,10 @@
  */
 bool sp__utf8_valid(const uint8_t *s, size_t len);
 
+/*
+ * Length (1..4) of the well-formed UTF-8 sequence at @s (@avail > 0 bytes
+ * readable), or 0 when the bytes there are not one.
+ */
+size_t sp__utf8_seq_len(const uint8_t *s, size_t avail);
+
 #endif /* SP_BASE_UTF8_H */

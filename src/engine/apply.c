@@ -155,9 +155,8 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 		p->leader_exited = true;
 	if (p->leader_exited && p->state == SP__PROC_ALIVE && !rec->replay &&
 	    sp__process_alive(p) == 0) {
-		p->state = SP__PROC_DYING;
 		/* Its records are all older than this EXIT's time. */
-		p->dying_ns = rec->procs.time_ns;
+		sp__process_dying(p, rec->procs.time_ns);
 	}
 	return 0;
 }

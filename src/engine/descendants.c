@@ -245,7 +245,8 @@ static int adopt_inherited(struct sp_recorder *rec, int32_t pid, uint64_t start,
 		close(p->pidfd); /* unwatched: liveness from /proc instead */
 		p->pidfd = -1;
 	} else if (p->pidfd < 0) {
-		p->state = SP__PROC_DYING; /* gone already */
+		sp__process_dying(p,
+				  sp__recorder_clock(rec)); /* gone already */
 	}
 	err = sp__process_load_maps(&rec->procs, p);
 	return err == -ENOENT || err == -ESRCH ? 0 : err;

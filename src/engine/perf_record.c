@@ -37,40 +37,13 @@ static int take_u64(struct cur *c, uint64_t *v)
 	return take(c, v, sizeof(*v));
 }
 
-/* perf x86 index -> DWARF number; -1 for FLAGS, CS, SS, DS..GS. */
-static const int8_t perf_to_dwarf[24] = {
-	SP_X86_64_RAX,
-	SP_X86_64_RBX,
-	SP_X86_64_RCX,
-	SP_X86_64_RDX,
-	SP_X86_64_RSI,
-	SP_X86_64_RDI,
-	SP_X86_64_RBP,
-	SP_X86_64_RSP,
-	SP_X86_64_RIP,
-	-1,
-	-1,
-	-1,
-	-1,
-	-1,
-	-1,
-	-1,
-	8,
-	9,
-	10,
-	11,
-	12,
-	13,
-	14,
-	15,
-};
-
 void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 			    uint32_t abi, struct sp_regs *out)
 {
 	unsigned bit, i = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->arch = SP__PERF_REGS_ARCH;
 	out->abi = abi;
 	if (abi == SP_REGS_ABI_NONE)
 		return;
@@ -80,9 +53,9 @@ void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 		if (!(mask & (1ull << bit)))
 			continue;
 		memcpy(&v, &perf_regs[i++], sizeof(v));
-		if (bit < 24 && perf_to_dwarf[bit] >= 0) {
-			out->r[perf_to_dwarf[bit]] = v;
-			out->valid |= 1u << perf_to_dwarf[bit];
+		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
+			out->r[sp__perf_regs_dwarf[bit]] = v;
+			out->valid |= 1ull << sp__perf_regs_dwarf[bit];
 		}
 	}
 }

@@ -16,8 +16,17 @@
  * The layout depends on the attr's sample_type, so the parser is given it.
  */
 
-/* perf's x86-64 register order (asm/perf_regs.h), without DS/ES/FS/GS. */
-#define SP__PERF_REGS_MASK 0xff0fffull
+/*
+ * The architecture's user registers in perf's order (asm/perf_regs.h):
+ * SP__PERF_REGS_MASK (the attr's sample_regs_user), SP__PERF_REGS_ARCH
+ * (the enum sp_arch of the sets) and SP__PERF_REGS_N; meson names the
+ * header, perf_regs_<arch>.h, whose .c has sp__perf_regs_dwarf.
+ */
+#include SP__PERF_REGS_H
+
+/* DWARF number of each perf register index, -1 for those unwinding
+ * never uses (perf_regs_<arch>.c). */
+extern const int8_t sp__perf_regs_dwarf[SP__PERF_REGS_N];
 
 /** struct sp__perf_sample is one PERF_RECORD_SAMPLE. */
 struct sp__perf_sample {
@@ -81,7 +90,8 @@ struct sp__perf_comm {
 
 /*
  * Converts perf's register array (ascending bits of @mask) into DWARF
- * numbering. Registers outside the mask stay invalid.
+ * numbering of the build's architecture. Registers outside the mask stay
+ * invalid.
  */
 void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 			    uint32_t abi, struct sp_regs *out);

@@ -122,6 +122,7 @@ int sp__recorder_release(struct sp_recorder *rec, uint64_t watermark)
 
 void sp__recorder_reap(struct sp_recorder *rec)
 {
+	uint64_t released = rec->pipe ? rec->pipe->released : rec->released_ns;
 	size_t i;
 
 	for (i = 0; i < rec->procs.list.len; i++) {
@@ -129,11 +130,12 @@ void sp__recorder_reap(struct sp_recorder *rec)
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
 		/*
-		 * Threaded mode: the dead group's last records may still sit
-		 * in a reader; they are all queued once the released
+		 * The dead group's last records may still sit in a ring (or
+		 * a reader): a recorder behind by seconds has that much in
+		 * its rings. They are all applied once the released
 		 * watermark passed the moment its death was seen.
 		 */
-		if (rec->pipe && p->dying_ns >= rec->pipe->released)
+		if (p->dying_ns >= released)
 			continue;
 		if (p->state == SP__PROC_DYING &&
 		    !sp__merge_has_pid(&rec->merge, p->pid))
@@ -152,10 +154,8 @@ static void on_pidfd(struct sp_recorder *rec, int fd)
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);
 
-		if (p->pidfd == fd && p->state == SP__PROC_ALIVE) {
-			p->state = SP__PROC_DYING;
-			p->dying_ns = sp__now_ns();
-		}
+		if (p->pidfd == fd && p->state == SP__PROC_ALIVE)
+			sp__process_dying(p, sp__recorder_clock(rec));
 	}
 }
 
@@ -237,6 +237,8 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		err = sp__recorder_drain(rec);
 		if (!err)
 			err = sp__recorder_release(rec, watermark);
+		if (!err)
+			rec->released_ns = watermark;
 	}
 	if (!err)
 		err = sp__recorder_read_lost(rec, false);

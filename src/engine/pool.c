@@ -34,14 +34,17 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 {
 	const struct sp__qsample *s = job->s;
 	const unsigned char *stack = sp__qsample_stack(s);
+	uint64_t sp = 0;
 	int n = 0;
 
+	sp_regs_get(&s->regs, SP_REG_SP, &sp); /* checked by user_prepare */
 	if (job->unwind)
-		n = sp__unwinder_unwind_jit(
-			unwinder, &s->regs, stack, (size_t)s->stack_len,
-			s->regs.r[SP_X86_64_RSP], job->maps, job->nmaps,
-			sp__jit_snap_index(job->jit), job->time,
-			job->frames + job->nk, job->cap - job->nk, job->stats);
+		n = sp__unwinder_unwind_jit(unwinder, &s->regs, stack,
+					    (size_t)s->stack_len, sp, job->maps,
+					    job->nmaps,
+					    sp__jit_snap_index(job->jit),
+					    job->time, job->frames + job->nk,
+					    job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 }
 

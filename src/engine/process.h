@@ -95,6 +95,17 @@ struct sp__process {
 	uint32_t jit_reads;   /* their code read whole so far (bounded) */
 };
 
+/*
+ * Marks @proc's group dead as seen at @ns (the recorder's clock, or the
+ * EXIT record's time): it is retired once every record older than @ns has
+ * been applied, so the samples still in the rings keep its modules.
+ */
+static inline void sp__process_dying(struct sp__process *proc, uint64_t ns)
+{
+	proc->state = SP__PROC_DYING;
+	proc->dying_ns = ns;
+}
+
 /** struct sp__procs is the process table and what module changes feed. */
 struct sp__procs {
 	const struct sp__mem *mem;

@@ -282,6 +282,8 @@ int sp_recorder_flush(struct sp_recorder *rec)
 		err = sp__recorder_drain(rec);
 		if (!err)
 			err = sp__recorder_release(rec, UINT64_MAX);
+		if (!err)
+			rec->released_ns = UINT64_MAX;
 	}
 	if (!err)
 		err = sp__recorder_read_lost(rec, true);

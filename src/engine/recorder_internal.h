@@ -76,6 +76,11 @@ struct sp_recorder {
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
 	uint64_t last_flush_ns;
+	/*
+	 * Inline mode: every record older than this was applied (the last
+	 * released watermark; the pipeline keeps its own).
+	 */
+	uint64_t released_ns;
 	bool sweep_pending; /* a loss batch made lifecycle state uncertain */
 	bool enabled;
 	bool finished;

@@ -141,7 +141,7 @@ static int refresh(struct sp_recorder *rec, struct sp__process *p)
 }
 
 /* Marks @p dying if its group is gone or its pid was reused. 1 = gone. */
-static int check_gone(struct sp__process *p)
+static int check_gone(struct sp_recorder *rec, struct sp__process *p)
 {
 	uint64_t start = 0;
 	int alive = sp__process_alive(p), err;
@@ -160,7 +160,7 @@ static int check_gone(struct sp__process *p)
 	 * would retire it while its last samples still wait in a ring.
 	 */
 	if (!alive && p->state == SP__PROC_ALIVE && p->pidfd < 0)
-		p->state = SP__PROC_DYING;
+		sp__process_dying(p, sp__recorder_clock(rec));
 	return !alive;
 }
 
@@ -197,7 +197,7 @@ static int sweep_one(struct sp_recorder *rec, struct sp__process *p)
 	if (rec->sys && !p->sampled)
 		return 0;
 	p->sampled = false;
-	err = check_gone(p);
+	err = check_gone(rec, p);
 	if (err)
 		return err < 0 ? err : 0;
 	err = reconcile(rec, p);
@@ -245,7 +245,7 @@ int sp_recorder_refresh_threads(struct sp_recorder *rec, int32_t pid)
 		return -EINVAL;
 	if (p->state != SP__PROC_ALIVE)
 		return SP_EXITED;
-	err = check_gone(p);
+	err = check_gone(rec, p);
 	if (err)
 		return err < 0 ? err : SP_EXITED;
 	err = refresh(rec, p);

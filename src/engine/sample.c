@@ -59,8 +59,9 @@ static bool is_kernel_mode(const struct sp__qsample *s)
 static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
 		    const struct sp__qsample *s)
 {
-	uint64_t pc = s->regs.r[SP_X86_64_RIP];
+	uint64_t pc = 0;
 
+	sp_regs_get(&s->regs, SP_REG_PC, &pc); /* checked by user_prepare */
 	if (!p || p->state != SP__PROC_ALIVE || rec->replay ||
 	    sp__process_covers(p, pc))
 		return 0;
@@ -75,8 +76,8 @@ static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
 static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 			 struct sp__job *job)
 {
-	const uint32_t need = (1u << SP_X86_64_RIP) | (1u << SP_X86_64_RSP);
 	struct sp__process *p = sp__procs_find(&rec->procs, s->pid);
+	uint64_t pc, sp;
 
 	job->maps = NULL;
 	job->nmaps = 0;
@@ -87,7 +88,9 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 			rec->sum.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING]++;
 		return false;
 	}
-	if (s->regs.abi != SP_REGS_ABI_64 || (s->regs.valid & need) != need) {
+	if (s->regs.abi != SP_REGS_ABI_64 ||
+	    sp_regs_get(&s->regs, SP_REG_PC, &pc) ||
+	    sp_regs_get(&s->regs, SP_REG_SP, &sp)) {
 		/* 32-bit tasks never enter the 64-bit unwinder. */
 		rec->sum.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE]++;
 		return false;

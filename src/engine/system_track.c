@@ -139,9 +139,13 @@ static int track(struct sp_recorder *rec, int32_t pid, bool load,
 	 */
 	p->last_reconcile_ns = sp__now_ns();
 	err = sp__proc_stat(pid, 0, &p->starttime, &st);
-	if (err == -ENOENT || err == -ESRCH || (!err && st == 'X')) {
-		/* Already gone: retired once its queued records are out. */
-		p->state = SP__PROC_DYING;
+	if (err == -ENOENT || err == -ESRCH ||
+	    (!err && (st == 'X' || st == 'Z'))) {
+		/*
+		 * Already gone (a zombie has no maps left): retired once its
+		 * queued records are out.
+		 */
+		sp__process_dying(p, sp__recorder_clock(rec));
 		return 0;
 	}
 	if (!load)

@@ -39,6 +39,7 @@
 #include <stackpulse/sink.h>
 #include <stackpulse/spool.h>
 #include <stackpulse/symbolizer.h>
+#include <stackpulse/text.h>
 
 /* ---- memory (xmem.c) ---- */
 
@@ -309,16 +310,16 @@ void sp__xout_i64(struct sp__xout *out, int64_t v);
 void sp__xout_fixed(struct sp__xout *out, double v, int decimals);
 
 /*
- * sp__xout_json_str writes @s as a JSON string literal, quotes included.
- * Valid UTF-8 passes through (except controls, '"' and '\', escaped);
- * every byte of an invalid sequence becomes U+FFFD, so the output is
- * always valid UTF-8 JSON whatever the input.
+ * sp__xout_json_str writes @s as a JSON string literal, quotes included:
+ * first through sp_text_escape() (controls, DEL, C1 and every byte of an
+ * invalid sequence as the text \xNN), then '"' and '\' escaped, so the
+ * output is always valid UTF-8 JSON whatever the input.
  */
 void sp__xout_json_str(struct sp__xout *out, const char *s);
 /*
- * sp__xout_xml writes @s as XML character data or attribute text:
- * & < > " ' as entities, invalid UTF-8 bytes and XML-illegal controls as
- * U+FFFD (XML 1.0 cannot carry them even as references).
+ * sp__xout_xml writes @s as XML character data or attribute text: first
+ * through sp_text_escape() (controls, DEL, C1 and invalid UTF-8 bytes as
+ * \xNN), then & < > " ' as entities.
  */
 void sp__xout_xml(struct sp__xout *out, const char *s);
 /*

@@ -46,6 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stackpulse/unwind.h>
+
 #include "export_internal.h"
 #include "xgzip.h"
 
@@ -498,8 +500,10 @@ static void ff_libs(struct firefox *ff)
 	for (i = 0; i < ff->nlibs; i++) {
 		const char *name = ff->strs[ff->lib_names[i]];
 
-		sp__xout_str(out, i ? ",{\"arch\":\"x86_64\",\"name\":" :
-				      "{\"arch\":\"x86_64\",\"name\":");
+		/* Spools name no architecture: the one this build unwinds. */
+		sp__xout_str(out, i ? ",{\"arch\":" : "{\"arch\":");
+		sp__xout_json_str(out, sp_arch_name(SP_ARCH_NATIVE));
+		sp__xout_str(out, ",\"name\":");
 		sp__xout_json_str(out, name);
 		sp__xout_str(out, ",\"path\":");
 		sp__xout_json_str(out, ff->libs[i]);

@@ -118,33 +118,50 @@ static void pp_free(const struct sp__xmem *mem, void *p, size_t n, size_t size)
 	sp__xmem_free(mem, p, (n ? n : 1) * size);
 }
 
-/*
- * Returns @s, or when it is not valid UTF-8 (proto3 strings must be) an
- * owned copy with each bad byte replaced by U+FFFD; NULL on -ENOMEM.
- */
-static const char *pp_utf8(struct pprof *pp, const char *s)
+/* Escaped pieces: counted (@at NULL), or copied to @at. */
+struct pp_text_sink {
+	char *at;
+	size_t len;
+};
+
+static int pp_text_piece(void *ctx, const char *buf, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i, k, len = 0;
+	struct pp_text_sink *t = ctx;
+
+	if (t->at) {
+		memcpy(t->at, buf, len);
+		t->at += len;
+	}
+	t->len += len;
+	return 0;
+}
+
+/*
+ * Returns @s, or when sp_text_escape() changes it an owned escaped copy
+ * (proto3 strings must be valid UTF-8, and pprof's text views print names
+ * to terminals: controls and bad bytes become \xNN, as in every other
+ * format); NULL on -ENOMEM. Escaping only lengthens, so an unchanged
+ * length means an unchanged string.
+ */
+static const char *pp_text(struct pprof *pp, const char *s)
+{
+	struct pp_text_sink t = { 0 };
+	size_t n = strlen(s);
 	char *copy;
 
-	for (i = 0; i < n && (k = sp__utf8_seq(p + i, n - i)); i += k)
-		;
-	if (i == n)
+	sp_text_escape(s, n, 0, pp_text_piece, &t);
+	if (t.len == n)
 		return s;
 	if (sp__xmem_reserve(pp->mem, (void **)&pp->owned, &pp->owned_cap,
 			     pp->nowned + 1, sizeof(*pp->owned)) < 0)
 		return NULL;
-	copy = sp__xmem_alloc(pp->mem, 3 * n + 1);
+	copy = sp__xmem_alloc(pp->mem, t.len + 1);
 	if (!copy)
 		return NULL;
-	for (i = 0; i < n; i += k ? k : 1) {
-		k = sp__utf8_seq(p + i, n - i);
-		memcpy(copy + len, k ? s + i : "\xef\xbf\xbd", k ? k : 3);
-		len += k ? k : 3;
-	}
-	copy[len] = 0;
-	pp->owned[pp->nowned++] = (struct pp_owned){ copy, 3 * n + 1 };
+	pp->owned[pp->nowned++] = (struct pp_owned){ copy, t.len + 1 };
+	t = (struct pp_text_sink){ .at = copy };
+	sp_text_escape(s, n, 0, pp_text_piece, &t);
+	copy[t.len] = 0;
 	return copy;
 }
 
@@ -157,7 +174,7 @@ static int64_t pp_str(struct pprof *pp, const char *s)
 
 	if (!s)
 		s = "";
-	s = pp_utf8(pp, s);
+	s = pp_text(pp, s);
 	if (!s)
 		return -ENOMEM;
 	key = sp__xhash(s, strlen(s), 0x5070726f66ull);

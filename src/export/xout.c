@@ -9,9 +9,11 @@
  * dropped, so formats check once at the end instead of after every call.
  *
  * Names in a profile are whatever bytes the binary or the perf map held.
- * Both escapers accept any bytes and always produce valid UTF-8: a byte
- * that does not start a valid sequence becomes U+FFFD (one per byte, the
- * same in JSON and XML, so the outputs agree with each other).
+ * Both escapers first pass them through sp_text_escape(), the one escaper
+ * of every text output: control bytes (C0, DEL, C1) and bytes that are
+ * not valid UTF-8 become the text \xNN, so a name reads the same in JSON,
+ * XML, folded stacks and the CLI, and nothing a terminal or a viewer
+ * would act on survives. Then each format's own quoting applies.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -227,12 +229,13 @@ static void json_byte(struct sp__xout *out, unsigned char c)
 	}
 }
 
-void sp__xout_json_str(struct sp__xout *out, const char *s)
+/* JSON-escapes one piece of sp_text_escape() output (valid UTF-8). */
+static int json_piece(void *ctx, const char *buf, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
+	struct sp__xout *out = ctx;
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t n;
 
-	sp__xout_char(out, '"');
 	while (len) {
 		n = sp__utf8_seq(p, len);
 		if (n == 1)
@@ -245,6 +248,14 @@ void sp__xout_json_str(struct sp__xout *out, const char *s)
 		p += n;
 		len -= n;
 	}
+	return 0;
+}
+
+void sp__xout_json_str(struct sp__xout *out, const char *s)
+{
+	sp__xout_char(out, '"');
+	/* Names read the same as in the text outputs (\xNN), then JSON. */
+	sp_text_escape(s, strlen(s), 0, json_piece, out);
 	sp__xout_char(out, '"');
 }
 
@@ -275,10 +286,12 @@ static void xml_byte(struct sp__xout *out, unsigned char c)
 	}
 }
 
-void sp__xout_xml(struct sp__xout *out, const char *s)
+/* XML-escapes one piece of sp_text_escape() output. */
+static int xml_piece(void *ctx, const char *buf, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
+	struct sp__xout *out = ctx;
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t n;
 
 	while (len) {
 		n = sp__utf8_seq(p, len);
@@ -295,4 +308,15 @@ void sp__xout_xml(struct sp__xout *out, const char *s)
 		p += n;
 		len -= n;
 	}
+	return 0;
+}
+
+void sp__xout_xml(struct sp__xout *out, const char *s)
+{
+	/*
+	 * The library's one text escaper first (controls, DEL, C1 and
+	 * invalid UTF-8 as \xNN: a name reads the same in the SVG's titles
+	 * and labels as in every other text output), then XML's own rules.
+	 */
+	sp_text_escape(s, strlen(s), 0, xml_piece, out);
 }

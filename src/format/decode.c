@@ -51,6 +51,7 @@ struct rd {
 	size_t pos;
 	size_t start;	 /* first byte of the record (its tag) */
 	uint64_t offset; /* stream offset of buf[0] */
+	uint64_t more;	 /* stream bytes known to follow buf[len) */
 	struct sp_diag *diag;
 };
 
@@ -167,10 +168,16 @@ static int get_byte(struct rd *r, uint8_t *b)
 	return 0;
 }
 
-/* BYTES: length, then that many raw bytes. */
+/*
+ * BYTES (only the module path): length, then that many raw bytes. §9.2
+ * first: a length that overflows is corrupt, one that runs past the end
+ * of the stream is cut off. Then the bound: a path longer than
+ * SP_SPOOL_PATH_MAX whose bytes are there is corrupt, decided from what
+ * the stream holds (r->more) without the bytes in the buffer.
+ */
 static int get_bytes(struct rd *r, const uint8_t **p, size_t *n)
 {
-	uint64_t len, at;
+	uint64_t len, at, avail;
 	int err = get_u(r, &len);
 
 	if (err)
@@ -179,8 +186,12 @@ static int get_bytes(struct rd *r, const uint8_t **p, size_t *n)
 	if (len > UINT64_MAX - at)
 		return corrupt(r, "byte string length %llu overflows",
 			       (unsigned long long)len);
-	if (len > r->len - r->pos)
+	avail = r->len - r->pos;
+	if (len > avail && (len <= SP_SPOOL_PATH_MAX || len - avail > r->more))
 		return SP_ETRUNCATED;
+	if (len > SP_SPOOL_PATH_MAX)
+		return corrupt(r, "module path of %llu bytes exceeds %d",
+			       (unsigned long long)len, SP_SPOOL_PATH_MAX);
 	*p = r->buf + r->pos;
 	*n = (size_t)len;
 	r->pos += (size_t)len;
@@ -686,6 +697,7 @@ int sp__spool_decode(struct sp_spool *spool, struct sp__cursor *cur,
 	r.pos = cur->pos;
 	r.start = cur->pos;
 	r.offset = cur->offset;
+	r.more = cur->more;
 	r.diag = diag;
 	ev->tag = r.buf[r.pos++];
 	ev->id = 0;

@@ -94,7 +94,12 @@ void sp__spool_fini(struct sp_spool *spool);
  * and its end is treated as the end of the file (§9.2 classifies a failed
  * varint with fewer than 10 bytes before it as cut off). @offset is the
  * stream offset of buf[0], for diagnostics. @last_ns is the sample
- * baseline of §5.5, advanced only by complete sample records.
+ * baseline of §5.5, advanced only by complete sample records. @more is
+ * how many stream bytes are known to exist past buf[len) without being
+ * in the buffer (a windowed reader: the rest of the file); it only
+ * decides whether a module path longer than SP_SPOOL_PATH_MAX is cut off
+ * (it ends past the end of the stream) or corrupt, so that no reader has
+ * to hold such a path to know.
  */
 struct sp__cursor {
 	const uint8_t *buf;
@@ -102,6 +107,7 @@ struct sp__cursor {
 	size_t pos;
 	uint64_t offset;
 	uint64_t last_ns;
+	uint64_t more;
 };
 
 /* A sample as stored: pid and tid live in the thread table. */
@@ -220,8 +226,23 @@ int sp__unzstd_feed(struct sp__unzstd *z, const void *in, size_t len,
  */
 int sp__unzstd_feed_some(struct sp__unzstd *z, const void *in, size_t len,
 			 struct sp__vec *out, size_t want);
-/* Decompresses a whole buffer into @out. Returns 0, SP_EZSTD, -ENOMEM. */
+/*
+ * Like feed_some, but the decoded bytes go to @scratch (@cap bytes, reused)
+ * and are only counted in *@skipped, until it reaches @want. Lets a reader
+ * learn how long the stream is past a record it will never decode (an
+ * oversized module path) without holding those bytes.
+ */
+int sp__unzstd_skip(struct sp__unzstd *z, const void *in, size_t len,
+		    void *scratch, size_t cap, uint64_t want,
+		    uint64_t *skipped);
+/* Whether the input fed so far ends inside a zstd frame (cut off). */
+bool sp__unzstd_mid_frame(const struct sp__unzstd *z);
+/*
+ * Decompresses a whole buffer into @out; *@cut (may be NULL) tells whether
+ * it ends inside a frame. Returns 0, SP_EZSTD, -ENOMEM. Unbounded: for
+ * tests and fuzz oracles, never for a reader.
+ */
 int sp__unzstd_all(const struct sp__mem *mem, const void *in, size_t len,
-		   struct sp__vec *out);
+		   struct sp__vec *out, bool *cut);
 
 #endif /* SP_FORMAT_INTERNAL_H */

@@ -118,8 +118,12 @@ static int scan(struct sp_replay *r, uint64_t pos)
 				return err;
 			if (err > 0)
 				continue;
-			/* At the true end: clean if no byte is left. */
-			r->recovered = r->src.win.len > 0;
+			/*
+			 * At the true end: clean if no byte is left and no
+			 * zstd frame was cut short.
+			 */
+			r->recovered = r->src.win.len > 0 ||
+				       sp__source_cut(&r->src);
 			break;
 		}
 		if (err)
@@ -157,7 +161,12 @@ static int replay_load(struct sp_replay *r, const char *path,
 	err = scan(r, (uint64_t)err);
 	if (err)
 		return err;
-	if (r->recovered)
+	if (r->recovered && r->src.win.len == 0)
+		sp__log(o->logger, SP_LOG_WARN,
+			"%s: compressed spool ends inside a zstd frame; kept "
+			"the complete records decoded before the cut",
+			path);
+	else if (r->recovered)
 		sp__log(o->logger, SP_LOG_WARN,
 			"%s: spool ends inside a record at offset %llu; kept "
 			"the complete prefix",
@@ -243,10 +252,24 @@ SP_API int sp_replay_rewind(struct sp_replay *replay)
 	return 0;
 }
 
+/*
+ * Bytes below data_end were there at open and are not any more: the file
+ * was cut (or replaced by something shorter) under the Replay.
+ */
+static int gone(struct sp_replay *r, int err)
+{
+	if (err < 0)
+		return err;
+	if (sp__source_stat(&r->src) == 0 && r->src.file_size < r->data_end)
+		return SP_ESHRANK;
+	return r->src.shrunk ? SP_ESHRANK : SP_ECORRUPT;
+}
+
 /* Moves to the next indexed run, or the rescan point, or the end. */
 static int next_run(struct sp_replay *r)
 {
 	const struct sp__range *range;
+	int err;
 
 	if (r->next_range < r->ranges.len) {
 		range = sp__vec_at(&r->ranges, r->next_range++);
@@ -260,7 +283,8 @@ static int next_run(struct sp_replay *r)
 	}
 	r->pos = range->offset;
 	r->last_ns = range->base_ns;
-	return sp__source_seek(&r->src, r->pos);
+	err = sp__source_seek(&r->src, r->pos);
+	return err == SP_ECORRUPT ? gone(r, 0) : err;
 }
 
 /* Whether the record at the current position still belongs to this pass. */
@@ -276,7 +300,7 @@ static int record_ready(struct sp_replay *r)
 		sp__source_drop(&r->src, r->pos);
 		err = sp__source_fill(&r->src, 1);
 		if (err <= 0)
-			return err ? err : SP_ECORRUPT;
+			return gone(r, err);
 		at = 0;
 	}
 	if (r->mode == REPLAY_RUN &&
@@ -301,7 +325,7 @@ static int decode_one(struct sp_replay *r, struct sp_sample *out)
 		/* Validated at open: a record cut now means the file changed. */
 		err = sp__source_extend(&r->src, r->pos);
 		if (err <= 0)
-			return err ? err : SP_ECORRUPT;
+			return gone(r, err);
 	}
 	if (err)
 		return err;

@@ -9,7 +9,10 @@
  *   fd        write(2) loop at the current file position; retries EINTR
  *             and short writes; remembers how far a failed write got so
  *             the writer's retry of the same chunk does not duplicate it
- *   file      an fd sink that owns an O_TRUNC'd file; flush = fdatasync
+ *   file      an fd sink that owns a file out_file.c created (a fresh
+ *             0600 inode, or a device written as it is); flush =
+ *             fdatasync for regular files; the atomic variant renames
+ *             its temporary file into place at finish
  *   callback  the caller's table, used as is
  *   zstd      sink_zstd.c
  */
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "out_file.h"
 #include "sink_internal.h"
 
 int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
@@ -199,8 +203,10 @@ struct fd_sink {
 	struct sp__mem mem;
 	int fd;
 	uint32_t flags;
-	bool sync;     /* flush = fdatasync (sp_sink_open_file) */
+	bool sync;     /* flush = fdatasync: a regular file of ours */
+	bool is_file;  /* @out is ours (sp_sink_open_file*) */
 	size_t resume; /* bytes of the last failed write already written */
+	struct sp__out_file out;
 };
 
 static int fd_write(void *ctx, const void *buf, size_t len)
@@ -239,12 +245,22 @@ static int fd_flush(void *ctx)
 	return 0;
 }
 
+/* An atomic file takes its name here (a no-op for the others). */
+static int file_finish(void *ctx)
+{
+	struct fd_sink *s = ctx;
+
+	return sp__out_commit(&s->out, &s->mem);
+}
+
 static void fd_free(void *ctx)
 {
 	struct fd_sink *s = ctx;
 	struct sp__mem mem = s->mem;
 
-	if (s->flags & SP_SINK_CLOSE_FD)
+	if (s->is_file)
+		sp__out_close(&s->out, &mem);
+	else if (s->flags & SP_SINK_CLOSE_FD)
 		close(s->fd);
 	sp__mem_free(&mem, s, sizeof(*s));
 }
@@ -255,57 +271,93 @@ static const struct sp_sink_ops fd_ops = {
 	.free = fd_free,
 };
 
-static int fd_sink_new(int fd, uint32_t flags, bool sync,
-		       const struct sp_allocator *allocator,
-		       struct sp_sink **out)
+static const struct sp_sink_ops file_ops = {
+	.write = fd_write,
+	.flush = fd_flush,
+	.finish = file_finish,
+	.free = fd_free,
+};
+
+static struct fd_sink *fd_sink_alloc(const struct sp_allocator *allocator)
 {
 	struct fd_sink *s;
 	struct sp__mem mem;
-	int err;
 
 	sp__mem_init(&mem, allocator);
 	s = sp__mem_calloc(&mem, 1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	s->mem = mem;
-	s->fd = fd;
-	s->flags = flags;
-	s->sync = sync;
-	err = sp__sink_new(&fd_ops, s, &mem, out);
-	if (err)
-		sp__mem_free(&mem, s, sizeof(*s));
-	return err;
+	s->fd = -1;
+	s->out.fd = -1;
+	return s;
 }
 
 SP_API int sp_sink_new_fd(int fd, uint32_t flags,
 			  const struct sp_allocator *allocator,
 			  struct sp_sink **out)
 {
+	struct fd_sink *s;
+	int err;
+
 	if (fd < 0 || (flags & ~SP_SINK_CLOSE_FD) || !out)
 		return -EINVAL;
-	return fd_sink_new(fd, flags, false, allocator, out);
+	s = fd_sink_alloc(allocator);
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->flags = flags;
+	err = sp__sink_new(&fd_ops, s, &s->mem, out);
+	if (err)
+		sp__mem_free(&s->mem, s, sizeof(*s));
+	return err;
 }
 
-int sp__sink_create_file(const char *path)
+int sp__sink_create_file(const struct sp__mem *mem, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct sp__out_file f;
+	int err = sp__out_open(&f, mem, path, SP__OUT_NOW);
 
-	return fd < 0 ? -errno : fd;
+	return err ? err : f.fd;
+}
+
+static int file_sink_open(const char *path, enum sp__out_when when,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out)
+{
+	struct fd_sink *s;
+	int err;
+
+	if (!path || !out)
+		return -EINVAL;
+	s = fd_sink_alloc(allocator);
+	if (!s)
+		return -ENOMEM;
+	err = sp__out_open(&s->out, &s->mem, path, when);
+	if (err) {
+		sp__mem_free(&s->mem, s, sizeof(*s));
+		return err;
+	}
+	s->fd = s->out.fd;
+	s->is_file = true;
+	/* fdatasync fails with EINVAL on devices and FIFOs: files only. */
+	s->sync = s->out.regular;
+	err = sp__sink_new(&file_ops, s, &s->mem, out);
+	if (err)
+		fd_free(s);
+	return err;
 }
 
 SP_API int sp_sink_open_file(const char *path,
 			     const struct sp_allocator *allocator,
 			     struct sp_sink **out)
 {
-	int fd, err;
+	return file_sink_open(path, SP__OUT_NOW, allocator, out);
+}
 
-	if (!path || !out)
-		return -EINVAL;
-	fd = sp__sink_create_file(path);
-	if (fd < 0)
-		return fd;
-	err = fd_sink_new(fd, SP_SINK_CLOSE_FD, true, allocator, out);
-	if (err)
-		close(fd);
-	return err;
+SP_API int sp_sink_open_file_atomic(const char *path,
+				    const struct sp_allocator *allocator,
+				    struct sp_sink **out)
+{
+	return file_sink_open(path, SP__OUT_AT_COMMIT, allocator, out);
 }

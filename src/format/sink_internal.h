@@ -36,9 +36,10 @@ int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
 		 const struct sp__mem *mem, struct sp_sink **out);
 
 /*
- * Creates (or truncates) the spool file @path the way every file sink
- * does (write-only, close-on-exec, mode 0644). Returns the fd or -errno.
+ * Creates the spool file @path the way every file sink does (out_file.h:
+ * a fresh 0600 inode renamed into place at once, or a device opened as
+ * it is). Returns the fd (write-only, close-on-exec) or -errno.
  */
-int sp__sink_create_file(const char *path);
+int sp__sink_create_file(const struct sp__mem *mem, const char *path);
 
 #endif /* SP_FORMAT_SINK_INTERNAL_H */

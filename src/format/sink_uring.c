@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stackpulse/error.h>
@@ -416,6 +417,13 @@ static int fd_start(int fd, uint64_t *pos)
 	return 0;
 }
 
+static bool fd_is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int uring_pool_new(struct uring_sink *u)
 {
 	uint32_t i;
@@ -456,7 +464,8 @@ SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
 	u->mem = mem;
 	u->logger = o.logger;
 	u->fd = fd;
-	u->datasync = o.flags & SP_SINK_URING_DATASYNC;
+	/* fdatasync fails with EINVAL on a device (/dev/null): files only. */
+	u->datasync = (o.flags & SP_SINK_URING_DATASYNC) && fd_is_regular(fd);
 	u->nbuf = o.buf_count;
 	u->buf_size = o.buf_size;
 	u->end = start;
@@ -479,11 +488,18 @@ SP_API int sp_sink_open_uring(const char *path,
 			      const struct sp_allocator *allocator,
 			      struct sp_sink **out)
 {
+	struct sp_sink_uring_opts o;
+	struct sp__mem mem;
 	int fd, err;
 
 	if (!path || !out)
 		return -EINVAL;
-	fd = sp__sink_create_file(path);
+	/* Bad options never create (or replace) @path. */
+	err = uring_opts_load(opts, &o);
+	if (err)
+		return err;
+	sp__mem_init(&mem, allocator);
+	fd = sp__sink_create_file(&mem, path);
 	if (fd < 0)
 		return fd;
 	err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, opts, allocator, out);

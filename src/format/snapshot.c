@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshot: validate a whole spool once, keep everything for random access. */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <stackpulse/error.h>
 #include <stackpulse/snapshot.h>
@@ -15,11 +12,13 @@
 #include "source.h"
 
 /*
- * Opening maps the file (or decompresses a zstd spool into memory), walks
- * every record once with the validating decoder, and copies what it needs
- * into the spool store and a sample array, so the mapping is released
- * before sp_snapshot_open() returns. After that the object is immutable
- * and safe to share between threads.
+ * Opening reads the file through a bounded window (source.h: pread, and
+ * zstd decoded as it goes), walks every record once with the validating
+ * decoder, and copies what it needs into the spool store and a sample
+ * array, so the file is closed before sp_snapshot_open() returns. A file
+ * is never mapped: one cut short while it is read (by its writer, by
+ * another user) ends in a reported cut-off tail, never in SIGBUS. After
+ * that the object is immutable and safe to share between threads.
  *
  *   blocks[]  -> [SAMPLE_BLOCK x {timestamp, thread, stack}] ...
  *
@@ -115,14 +114,44 @@ static const struct sp__sample_rec *sample_at(const struct sp_snapshot *s,
 	return &blocks[i >> SAMPLE_BLOCK_SHIFT][i & (SAMPLE_BLOCK - 1)];
 }
 
-/* Decodes all records of buf[0..len), which is the whole stream. */
+static void log_recovered(const struct sp_reader_opts *o, bool cut_frame,
+			  uint64_t at)
+{
+	if (cut_frame)
+		sp__log(o->logger, SP_LOG_WARN,
+			"compressed spool ends inside a zstd frame; kept the "
+			"complete records decoded before the cut");
+	else
+		sp__log(o->logger, SP_LOG_WARN,
+			"spool ends inside a record at offset %llu; kept the "
+			"complete prefix",
+			(unsigned long long)at);
+}
+
+/* One record the batch decoder left, through the validating decoder. */
+static int decode_record(struct sp_snapshot *s, struct sp__cursor *cur,
+			 const struct sp_reader_opts *o)
+{
+	struct sp__event ev;
+	int err =
+		sp__spool_decode(&s->spool, cur, SP_DECODE_APPLY, &ev, o->diag);
+
+	if (err)
+		return err;
+	return ev.tag == SP_TAG_SAMPLE ? push_samples(s, cur, &ev) : 0;
+}
+
+/*
+ * Decodes all records of buf[0..len), which is the whole stream: a plain
+ * spool handed over in memory, decoded in place.
+ */
 static int parse(struct sp_snapshot *s, const uint8_t *buf, size_t len,
 		 const struct sp_reader_opts *o)
 {
 	struct sp__cursor cur = { .buf = buf, .len = len };
-	struct sp__event ev;
 	int n, err;
 
+	s->byte_size = len;
 	n = sp__spool_header(buf, len, &s->spool.start_us,
 			     &s->spool.interval_us, o->diag);
 	if (n == SP_ETRUNCATED) {
@@ -137,28 +166,58 @@ static int parse(struct sp_snapshot *s, const uint8_t *buf, size_t len,
 	cur.pos = (size_t)n;
 	while (cur.pos < len) {
 		err = push_samples(s, &cur, NULL);
-		if (err)
-			return err;
-		if (cur.pos >= len)
-			break;
-		err = sp__spool_decode(&s->spool, &cur, SP_DECODE_APPLY, &ev,
-				       o->diag);
+		if (!err && cur.pos < len)
+			err = decode_record(s, &cur, o);
 		if (err == SP_ETRUNCATED) {
 			s->recovered = true;
-			sp__log(o->logger, SP_LOG_WARN,
-				"spool ends inside a record at offset %zu; "
-				"kept the complete prefix",
-				cur.pos);
+			log_recovered(o, false, cur.pos);
 			return 0;
 		}
 		if (err)
 			return err;
-		if (ev.tag == SP_TAG_SAMPLE) {
-			err = push_samples(s, &cur, &ev);
-			if (err)
-				return err;
-		}
 	}
+	return 0;
+}
+
+/*
+ * The same through a bounded window (source.h): a file read with pread,
+ * never mapped, so a file cut short while it is read ends in a reported
+ * cut instead of SIGBUS; and zstd input decoded as it goes, so memory is
+ * the window plus what the records define, never the decoded size.
+ */
+static int parse_source(struct sp_snapshot *s, struct sp__source *src,
+			const struct sp_reader_opts *o)
+{
+	struct sp__cursor cur;
+	uint64_t pos, last_ns = 0;
+	int err;
+
+	err = sp__source_header(src, &s->spool, o->diag);
+	if (err < 0)
+		return err;
+	pos = (uint64_t)err;
+	for (;;) {
+		sp__source_cursor(src, pos, last_ns, &cur);
+		err = push_samples(s, &cur, NULL);
+		if (!err)
+			err = decode_record(s, &cur, o);
+		pos = cur.offset + cur.pos;
+		last_ns = cur.last_ns;
+		if (err != SP_ETRUNCATED && err)
+			return err;
+		if (!err)
+			continue;
+		err = sp__source_extend(src, pos);
+		if (err < 0)
+			return err;
+		if (err == 0)
+			break;
+	}
+	/* At the true end: clean if no byte is left and no frame was cut. */
+	s->byte_size = src->win_off + src->win.len + src->probed;
+	s->recovered = src->win.len > 0 || sp__source_cut(src);
+	if (s->recovered)
+		log_recovered(o, src->win.len == 0, pos);
 	return 0;
 }
 
@@ -179,25 +238,22 @@ static int snapshot_new(const struct sp_reader_opts *o,
 	return 0;
 }
 
-/* Parses @data, decompressing it first when it is a zstd stream. */
-static int load(struct sp_snapshot *s, const uint8_t *data, size_t len,
-		const struct sp_reader_opts *o)
+/* Opens a snapshot over @src (consumed: closed before returning). */
+static int open_source(struct sp__source *src, const struct sp_reader_opts *o,
+		       struct sp_snapshot **out)
 {
-	struct sp__vec plain;
-	int err;
+	struct sp_snapshot *s = NULL;
+	int err = snapshot_new(o, &s);
 
-	if (!sp__is_zstd(data, len)) {
-		s->byte_size = len;
-		return parse(s, data, len, o);
+	if (!err)
+		err = parse_source(s, src, o);
+	sp__source_close(src);
+	if (err) {
+		sp_snapshot_close(s);
+		return err;
 	}
-	sp__vec_init(&plain, 1);
-	err = sp__unzstd_all(&s->spool.mem, data, len, &plain);
-	if (!err) {
-		s->byte_size = plain.len;
-		err = parse(s, plain.data, plain.len, o);
-	}
-	sp__vec_fini(&plain, &s->spool.mem);
-	return err;
+	*out = s;
+	return 0;
 }
 
 SP_API int sp_snapshot_open_buffer(const void *data, size_t len,
@@ -206,16 +262,23 @@ SP_API int sp_snapshot_open_buffer(const void *data, size_t len,
 {
 	struct sp_reader_opts o;
 	struct sp_snapshot *s;
+	struct sp__source src;
+	struct sp__mem mem;
 	int err = sp__reader_opts_load(opts, &o);
 
 	if (err)
 		return err;
 	if (!data && len)
 		return -EINVAL;
+	if (sp__is_zstd(data, len)) {
+		sp__mem_init(&mem, o.allocator);
+		err = sp__source_open_memory(&src, &mem, data, len);
+		return err ? err : open_source(&src, &o, out);
+	}
 	err = snapshot_new(&o, &s);
 	if (err)
 		return err;
-	err = load(s, data, len, &o);
+	err = parse(s, data, len, &o);
 	if (err) {
 		sp_snapshot_close(s);
 		return err;
@@ -227,37 +290,19 @@ SP_API int sp_snapshot_open_buffer(const void *data, size_t len,
 SP_API int sp_snapshot_open(const char *path, const struct sp_reader_opts *opts,
 			    struct sp_snapshot **out)
 {
-	struct stat st;
-	void *map = NULL;
-	int fd, err;
+	struct sp_reader_opts o;
+	struct sp__source src;
+	struct sp__mem mem;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto out_close;
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-			   MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (map == MAP_FAILED) {
-			err = -errno;
-			goto out_close;
-		}
-		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-	}
-	err = sp_snapshot_open_buffer(map ? map : "", (size_t)st.st_size, opts,
-				      out);
-	if (map)
-		munmap(map, (size_t)st.st_size);
-out_close:
-	close(fd);
-	return err;
+	if (!path || !out)
+		return -EINVAL;
+	err = sp__reader_opts_load(opts, &o);
+	if (err)
+		return err;
+	sp__mem_init(&mem, o.allocator);
+	err = sp__source_open(&src, &mem, path, false);
+	return err ? err : open_source(&src, &o, out);
 }
 
 SP_API void sp_snapshot_close(struct sp_snapshot *snapshot)

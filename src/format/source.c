@@ -24,51 +24,94 @@
  */
 #define SP_SOURCE_IN (64u * 1024u)
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
+/* The longest record: a module record (tag, ten varints, flag) + path. */
+#define SP_SOURCE_RECORD_MAX (1u + 10u * 10u + 1u + SP_SPOOL_PATH_MAX)
+
+/* pread, or a copy out of a memory source; short at the end. */
+static int read_at(const struct sp__source *src, void *buf, size_t len,
+		   uint64_t off)
 {
 	ssize_t n;
 
+	if (src->fd < 0) {
+		if (off >= src->file_size)
+			return 0;
+		if (len > src->file_size - off)
+			len = (size_t)(src->file_size - off);
+		memcpy(buf, src->data + off, len);
+		return (int)len;
+	}
 	do {
-		n = pread(fd, buf, len, (off_t)off);
+		n = pread(src->fd, buf, len, (off_t)off);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	return (int)n;
 }
 
+static void source_init(struct sp__source *src, const struct sp__mem *mem)
+{
+	memset(src, 0, sizeof(*src));
+	src->mem = *mem;
+	src->fd = -1;
+	src->limit = UINT64_MAX;
+	sp__vec_init(&src->win, 1);
+}
+
+/* Reads the magic and sets up decompression for a zstd stream. */
+static int source_start(struct sp__source *src)
+{
+	uint8_t magic[4];
+	int n = read_at(src, magic, sizeof(magic), 0);
+	int err;
+
+	if (n < 0)
+		return n;
+	src->zstd = sp__is_zstd(magic, (size_t)n);
+	if (!src->zstd)
+		return 0;
+	err = sp__unzstd_new(&src->mem, &src->z);
+	if (!err)
+		src->in = sp__mem_alloc(&src->mem, SP_SOURCE_IN);
+	if (!err && !src->in)
+		err = -ENOMEM;
+	return err;
+}
+
+int sp__source_open_memory(struct sp__source *src, const struct sp__mem *mem,
+			   const void *data, size_t len)
+{
+	int err;
+
+	source_init(src, mem);
+	src->data = data;
+	src->file_size = len;
+	err = source_start(src);
+	if (err)
+		sp__source_close(src);
+	return err;
+}
+
 int sp__source_open(struct sp__source *src, const struct sp__mem *mem,
 		    const char *path, bool writable)
 {
-	uint8_t magic[4];
-	int n, err;
+	struct stat st;
+	int err;
 
-	memset(src, 0, sizeof(*src));
-	src->mem = *mem;
-	src->limit = UINT64_MAX;
-	sp__vec_init(&src->win, 1);
-	src->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	source_init(src, mem);
+	src->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC |
+				     O_NONBLOCK | O_NOCTTY);
 	if (src->fd < 0)
 		return -errno;
-	err = sp__source_stat(src);
+	err = fstat(src->fd, &st) < 0 ? -errno : 0;
+	if (!err && !S_ISREG(st.st_mode))
+		err = -EINVAL;
+	if (!err)
+		err = sp__source_stat(src);
+	if (!err)
+		err = source_start(src);
 	if (err)
-		goto err_close;
-	n = read_at(src->fd, magic, sizeof(magic), 0);
-	err = n < 0 ? n : 0;
-	if (err)
-		goto err_close;
-	src->zstd = sp__is_zstd(magic, (size_t)n);
-	if (src->zstd) {
-		err = sp__unzstd_new(mem, &src->z);
-		if (!err)
-			src->in = sp__mem_alloc(mem, SP_SOURCE_IN);
-		if (!err && !src->in)
-			err = -ENOMEM;
-		if (err)
-			goto err_close;
-	}
-	return 0;
-err_close:
-	sp__source_close(src);
+		sp__source_close(src);
 	return err;
 }
 
@@ -88,6 +131,8 @@ int sp__source_stat(struct sp__source *src)
 {
 	struct stat st;
 
+	if (src->fd < 0)
+		return 0; /* a buffer does not change */
 	if (fstat(src->fd, &st) < 0)
 		return -errno;
 	src->file_size = (uint64_t)st.st_size;
@@ -102,6 +147,9 @@ void sp__source_rewind(struct sp__source *src)
 	src->in_len = src->in_pos = 0;
 	src->fed = 0;
 	src->z_pending = false;
+	src->probed = 0;
+	src->probing = false;
+	src->shrunk = false;
 	if (src->z)
 		sp__unzstd_reset(src->z);
 }
@@ -133,12 +181,15 @@ static int fill_plain(struct sp__source *src, size_t target)
 			room = (size_t)left;
 		if (room > INT32_MAX)
 			room = INT32_MAX;
-		n = read_at(src->fd, (uint8_t *)src->win.data + src->win.len,
-			    room, src->file_pos);
+		n = read_at(src, (uint8_t *)src->win.data + src->win.len, room,
+			    src->file_pos);
 		if (n < 0)
 			return n;
-		if (n == 0)
-			break; /* shorter than fstat said: treat as the end */
+		if (n == 0) {
+			/* Shorter than fstat said: cut while read. */
+			src->shrunk = true;
+			break;
+		}
 		src->win.len += (size_t)n;
 		src->file_pos += (size_t)n;
 	}
@@ -153,15 +204,35 @@ static int read_in(struct sp__source *src)
 
 	if (src->file_pos >= src->file_size)
 		return 0;
-	n = read_at(src->fd, src->in,
+	n = read_at(src, src->in,
 		    left < SP_SOURCE_IN ? (size_t)left : SP_SOURCE_IN,
 		    src->file_pos);
 	if (n < 0)
 		return n;
+	if (n == 0)
+		src->shrunk = true; /* shorter than fstat said */
 	src->in_len = (size_t)n;
 	src->in_pos = 0;
 	src->file_pos += (size_t)n;
 	return n;
+}
+
+/*
+ * zstd: whether there is input to feed (1), nothing now (0), or an error.
+ * Empty input only serves to flush output zstd still holds; zstd fails
+ * repeated calls that bring neither input nor output (a Tail polling an
+ * idle file), so without pending output there is nothing to feed.
+ */
+static int zstd_input(struct sp__source *src)
+{
+	int n;
+
+	if (src->in_pos < src->in_len)
+		return 1;
+	n = read_in(src);
+	if (n < 0)
+		return n;
+	return n > 0 || src->z_pending;
 }
 
 /* zstd: feed buffered or newly read compressed bytes until @target. */
@@ -171,18 +242,9 @@ static int fill_zstd(struct sp__source *src, size_t target)
 	int n;
 
 	while (src->win.len < target) {
-		if (src->in_pos == src->in_len) {
-			n = read_in(src);
-			if (n < 0)
-				return n;
-			/*
-			 * Empty input only serves to flush output zstd still
-			 * holds; zstd fails repeated calls that bring neither
-			 * input nor output (a Tail polling an idle file).
-			 */
-			if (n == 0 && !src->z_pending)
-				break;
-		}
+		n = zstd_input(src);
+		if (n <= 0)
+			return n < 0 ? n : src->win.len > before;
 		n = sp__unzstd_feed_some(src->z, src->in + src->in_pos,
 					 src->in_len - src->in_pos, &src->win,
 					 target);
@@ -200,7 +262,7 @@ int sp__source_fill(struct sp__source *src, size_t want)
 {
 	size_t target = want > SP_SOURCE_CHUNK ? want : SP_SOURCE_CHUNK;
 
-	if (src->win_off + src->win.len >= src->limit)
+	if (src->win_off + src->win.len >= src->limit || src->probing)
 		return 0;
 	if (src->win.cap < target &&
 	    sp__vec_reserve(&src->win, &src->mem, target - src->win.len))
@@ -262,6 +324,38 @@ static uint64_t claimed_size(const uint8_t *p, size_t avail)
 	return v > UINT64_MAX - pos ? UINT64_MAX : pos + v;
 }
 
+/*
+ * zstd, a path longer than SP_SPOOL_PATH_MAX at the window start: decode
+ * on into the window's spare room without keeping anything, until the
+ * claim's @need bytes are counted or the input ends (see source.h).
+ */
+static int probe_zstd(struct sp__source *src, uint64_t need)
+{
+	uint64_t before = src->probed, want = need - src->win.len;
+	int n;
+
+	if (src->win.cap - src->win.len < SP_SOURCE_IN &&
+	    sp__vec_reserve(&src->win, &src->mem, SP_SOURCE_IN))
+		return -ENOMEM;
+	src->probing = true;
+	while (src->probed < want) {
+		n = zstd_input(src);
+		if (n <= 0)
+			return n < 0 ? n : src->probed > before;
+		n = sp__unzstd_skip(src->z, src->in + src->in_pos,
+				    src->in_len - src->in_pos,
+				    (uint8_t *)src->win.data + src->win.len,
+				    src->win.cap - src->win.len, want,
+				    &src->probed);
+		if (n < 0)
+			return n;
+		src->in_pos += (size_t)n;
+		src->fed += (size_t)n;
+		src->z_pending = src->probed >= want;
+	}
+	return src->probed > before;
+}
+
 int sp__source_extend(struct sp__source *src, uint64_t rec)
 {
 	uint64_t need;
@@ -269,6 +363,10 @@ int sp__source_extend(struct sp__source *src, uint64_t rec)
 
 	sp__source_drop(src, rec);
 	need = claimed_size(src->win.data, src->win.len);
+	if (need > SP_SOURCE_RECORD_MAX) {
+		/* Plain input: cursor.more already told the decoder. */
+		return src->zstd ? probe_zstd(src, need) : 0;
+	}
 	/* §11 L1: a path longer than the rest of the file is a cut-off tail. */
 	if (!src->zstd && need > src->file_size - rec)
 		return 0;
@@ -281,6 +379,14 @@ int sp__source_extend(struct sp__source *src, uint64_t rec)
 	if (!src->zstd && need > want)
 		want = (size_t)need;
 	return sp__source_fill(src, want);
+}
+
+bool sp__source_cut(const struct sp__source *src)
+{
+	if (src->shrunk)
+		return true;
+	return src->zstd && src->file_pos >= src->file_size &&
+	       src->in_pos == src->in_len && sp__unzstd_mid_frame(src->z);
 }
 
 int sp__source_header(struct sp__source *src, struct sp_spool *spool,

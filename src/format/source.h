@@ -35,7 +35,8 @@
 
 struct sp__source {
 	struct sp__mem mem;
-	int fd;
+	int fd;		     /* -1: reading @data instead (a caller's buffer) */
+	const uint8_t *data; /* the "file" of a memory source */
 	bool zstd;
 	uint64_t file_size;
 	uint64_t file_pos; /* next file byte to read */
@@ -48,14 +49,29 @@ struct sp__source {
 	bool z_pending;	    /* zstd may hold output not yet in the window */
 	struct sp__vec win; /* uint8_t: stream [win_off, win_off + win.len) */
 	uint64_t win_off;
+	/*
+	 * zstd: stream bytes decoded past the window end and dropped while
+	 * learning whether an oversized module path at the window's start
+	 * fits in the stream. Once @probing, the window never grows again:
+	 * nothing after that record is ever decoded.
+	 */
+	uint64_t probed;
+	bool probing;
+	bool shrunk; /* a read found the file shorter than fstat said */
 };
 
 /*
- * Opens @path (O_RDONLY, or O_RDWR when @writable), learns its size and
- * whether it is zstd-compressed. Returns 0, -errno, -ENOMEM.
+ * Opens @path (O_RDONLY, or O_RDWR when @writable; O_NONBLOCK, so a FIFO
+ * never blocks the open), learns its size and whether it is
+ * zstd-compressed. Returns 0, -errno, -EINVAL (not a regular file),
+ * -ENOMEM. Bytes are read with pread(2), never mapped: a file cut short
+ * while it is read ends early instead of raising SIGBUS.
  */
 int sp__source_open(struct sp__source *src, const struct sp__mem *mem,
 		    const char *path, bool writable);
+/* The same over @len bytes at @data (borrowed until close). */
+int sp__source_open_memory(struct sp__source *src, const struct sp__mem *mem,
+			   const void *data, size_t len);
 void sp__source_close(struct sp__source *src);
 
 /* Re-reads the file size into @file_size. Returns 0 or -errno. */
@@ -88,20 +104,43 @@ int sp__source_seek(struct sp__source *src, uint64_t off);
  * off at the window end. Drops the bytes before it and tries to extend
  * the window so that it may complete. A module record whose path claims
  * more bytes than the plain file holds is cut off without reading further
- * (SPULSE3 §11 L1), and nothing is allocated for the claim.
- * Returns 1 if the window grew (decode again), 0 if the record cannot be
- * completed from what the file holds now, or a negative code.
+ * (SPULSE3 §11 L1), and nothing is allocated for the claim. A path
+ * longer than SP_SPOOL_PATH_MAX never enters the window: plain files know
+ * what follows (cursor.more), zstd input is decoded ahead and counted
+ * (probed) until the claim is covered (corrupt) or the input ends (cut
+ * off), in constant memory.
+ * Returns 1 if the window grew or more is known (decode again), 0 if the
+ * record cannot be completed from what the file holds now, or a negative
+ * code.
  */
 int sp__source_extend(struct sp__source *src, uint64_t rec);
+
+/*
+ * Whether the input was cut: it ends inside a zstd frame (the file was
+ * cut, or is still being written, in the middle of its last frame), or a
+ * read found the file shorter than fstat said (cut while read). Records
+ * may then be missing even if the decoded stream ends at a record
+ * boundary. Meaningful once the whole file was read.
+ */
+bool sp__source_cut(const struct sp__source *src);
 
 /* A cursor over the window, positioned at stream offset @at. */
 static inline void sp__source_cursor(const struct sp__source *src, uint64_t at,
 				     uint64_t last_ns, struct sp__cursor *cur)
 {
 	uint64_t end = src->win_off + src->win.len;
+	uint64_t more = src->zstd ? src->probed :
+				    src->file_size - src->file_pos;
 
-	if (end > src->limit)
+	if (src->file_pos > src->file_size)
+		more = 0;
+	if (end >= src->limit) {
 		end = src->limit;
+		more = 0;
+	} else if (more > src->limit - end) {
+		more = src->limit - end;
+	}
+	cur->more = more;
 	cur->buf = src->win.data;
 	cur->len = (size_t)(end - src->win_off);
 	cur->pos = (size_t)(at - src->win_off);

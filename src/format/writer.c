@@ -317,8 +317,9 @@ static int module_check(const struct sp_writer *w, const struct sp_module *m)
 		return -EINVAL;
 	if (!m->is_kernel && m->pid < 1)
 		return -EINVAL;
-	if (m->path_len > SIZE_MAX - SP_REC_MODULE_MAX)
-		return -EINVAL;
+	/* The readers refuse longer paths: never write one they cannot read. */
+	if (m->path_len > SP_SPOOL_PATH_MAX)
+		return -ENAMETOOLONG;
 	if (!utf8_valid((const unsigned char *)m->path, m->path_len))
 		return -EINVAL;
 	return w->modules.len >= w->id_limit ? SP_EIDSPACE : 0;

@@ -10,6 +10,7 @@
 #include <stackpulse/error.h>
 
 #include "atomic.h"
+#include "file_open.h"
 #include "image_internal.h"
 
 /*
@@ -144,12 +145,14 @@ int sp__image_open_fd(const struct sp__mem *mem, int fd, const char *name,
 int sp__image_open_path(const struct sp__mem *mem, const char *path,
 			struct sp__image **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = sp__file_open_data(path, 0, SP__IMAGE_FILE_MAX, &st);
 	int err;
 
 	if (fd < 0)
-		return -errno;
-	err = sp__image_open_fd(mem, fd, path, out);
+		return fd;
+	err = sp__image_open_stat(mem, fd, &st, sp__image_generation(fd), path,
+				  out);
 	close(fd);
 	return err;
 }

@@ -52,10 +52,12 @@ struct sp__image_load {
 struct sp__image;
 
 /*
- * Opens @path (O_RDONLY|O_CLOEXEC, regular files only; a /proc/PID/map_files
- * path works for deleted files while the process lives). Fills identity
- * from fstat and the GNU build-id note.
- * Returns 0, -errno, SP_ECORRUPT (not a valid 64-bit ELF), -ENOMEM.
+ * Opens @path (sp__file_open_data: never blocks, regular files of at most
+ * SP__IMAGE_FILE_MAX bytes; a /proc/PID/map_files path works for deleted
+ * files while the process lives). Fills identity from fstat and the GNU
+ * build-id note.
+ * Returns 0, -errno, -EINVAL (not a regular file), -EFBIG, SP_ECORRUPT
+ * (not a valid 64-bit ELF), -ENOMEM.
  */
 int sp__image_open_path(const struct sp__mem *mem, const char *path,
 			struct sp__image **out);

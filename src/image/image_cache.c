@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_open.h"
 #include "image_internal.h"
 #include "map.h"
 #include "vec.h"
@@ -211,13 +212,10 @@ int sp__image_cache_get(struct sp__image_cache *cache, const char *path,
 	struct file_probe f = { .path = path };
 	int err;
 
-	f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Never blocks on a FIFO put where a module's file was. */
+	f.fd = sp__file_open_data(path, 0, SP__IMAGE_FILE_MAX, &f.st);
 	if (f.fd < 0)
-		return -errno;
-	if (fstat(f.fd, &f.st) < 0) {
-		err = -errno;
-		goto out_close;
-	}
+		return f.fd;
 	if ((dev != 0 && dev != (uint64_t)f.st.st_dev) ||
 	    (ino != 0 && ino != (uint64_t)f.st.st_ino)) {
 		err = -ESTALE;

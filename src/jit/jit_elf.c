@@ -251,29 +251,73 @@ static size_t find_named(const struct reader *rd, const char *want)
 	return 0;
 }
 
+/* How a relocation type of .eh_frame is computed. */
+struct reloc_kind {
+	unsigned width; /* bytes written: 4 or 8 */
+	bool pcrel;	/* S + A - P, else S + A */
+	bool sign32;	/* a 4-byte value checked as signed, else unsigned */
+};
+
+/* The kind of relocation @type of machine @mach, or false (not applied). */
+static bool reloc_kind(unsigned mach, unsigned type, struct reloc_kind *k)
+{
+	if (mach == EM_X86_64) {
+		switch (type) {
+		case R_X86_64_64:
+			*k = (struct reloc_kind){ 8, false, false };
+			return true;
+		case R_X86_64_PC64:
+			*k = (struct reloc_kind){ 8, true, false };
+			return true;
+		case R_X86_64_PC32:
+			*k = (struct reloc_kind){ 4, true, true };
+			return true;
+		case R_X86_64_32:
+			*k = (struct reloc_kind){ 4, false, false };
+			return true;
+		case R_X86_64_32S:
+			*k = (struct reloc_kind){ 4, false, true };
+			return true;
+		}
+	} else if (mach == EM_AARCH64) {
+		switch (type) {
+		case R_AARCH64_ABS64:
+			*k = (struct reloc_kind){ 8, false, false };
+			return true;
+		case R_AARCH64_PREL64:
+			*k = (struct reloc_kind){ 8, true, false };
+			return true;
+		case R_AARCH64_PREL32:
+			*k = (struct reloc_kind){ 4, true, true };
+			return true;
+		case R_AARCH64_ABS32:
+			*k = (struct reloc_kind){ 4, false, false };
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Value of relocation @r at .eh_frame offset r_offset, or false. */
 static bool reloc_value(const struct reader *rd, Elf_Data *syms,
 			const GElf_Rela *r, unsigned *width, uint64_t *v)
 {
-	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
-	bool pcrel = type == R_X86_64_PC32 || type == R_X86_64_PC64;
+	struct reloc_kind k;
 	GElf_Sym s;
 	uint64_t sv;
 
-	*width = type == R_X86_64_64 || type == R_X86_64_PC64 ? 8 : 4;
-	if (type != R_X86_64_64 && type != R_X86_64_PC64 &&
-	    type != R_X86_64_PC32 && type != R_X86_64_32 &&
-	    type != R_X86_64_32S)
+	if (!reloc_kind(SP__JIT_MACHINE, (unsigned)GELF_R_TYPE(r->r_info), &k))
 		return false;
+	*width = k.width;
 	if (!syms || !gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &s) ||
 	    !sym_addr(rd, &s, &sv))
 		return false;
 	*v = sv + (uint64_t)r->r_addend;
-	if (pcrel)
+	if (k.pcrel)
 		*v -= rd->out->eh_addr + r->r_offset;
-	if (*width == 8)
+	if (k.width == 8)
 		return true;
-	if (pcrel || type == R_X86_64_32S)
+	if (k.sign32)
 		return (int64_t)*v == (int64_t)(int32_t)(uint32_t)*v;
 	return *v <= UINT32_MAX;
 }
@@ -299,7 +343,7 @@ static void apply_relocs(struct reader *rd, size_t eh)
 
 			if (!gelf_getrela(rel, (int)k, &r))
 				break;
-			if (GELF_R_TYPE(r.r_info) == R_X86_64_NONE)
+			if (GELF_R_TYPE(r.r_info) == 0) /* R_*_NONE */
 				continue;
 			if (!reloc_value(rd, syms, &r, &width, &v) ||
 			    e->eh_len < width ||
@@ -341,7 +385,7 @@ static int read_all(struct reader *rd)
 	GElf_Ehdr eh;
 	int err;
 
-	if (!gelf_getehdr(rd->elf, &eh) || eh.e_machine != EM_X86_64 ||
+	if (!gelf_getehdr(rd->elf, &eh) || eh.e_machine != SP__JIT_MACHINE ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    (eh.e_type != ET_REL && eh.e_type != ET_EXEC &&
 	     eh.e_type != ET_DYN))

@@ -25,10 +25,11 @@
  *            text, absolute, sorted by start; size 0 runs to the next
  *            symbol or the end of its section
  *   eh_frame a private copy of .eh_frame with its relocations applied
- *            (R_X86_64_64/PC32/32/32S/PC64), and its load address
+ *            (R_X86_64_64/PC32/32/32S/PC64; R_AARCH64_ABS64/ABS32/
+ *            PREL64/PREL32), and its load address
  *
- * Only 64-bit little-endian x86-64 objects are read (the host's); others
- * are SP_ECORRUPT. libelf checks sections against the image size; counts
+ * Only 64-bit little-endian objects of the host's architecture
+ * (SP__JIT_MACHINE) are read; others are SP_ECORRUPT. libelf checks sections against the image size; counts
  * are bounded here: at most SP__JIT_ELF_MAX_SYMS symbols and
  * SP__JIT_ELF_MAX_TEXT code sections, names cut at 4 KiB.
  */
@@ -61,7 +62,7 @@ struct sp__jit_elf {
 
 /*
  * Reads the object @image[0..@len) (not kept after the call). Returns 0,
- * SP_ECORRUPT (not a 64-bit x86-64 ELF of a known type, or unreadable
+ * SP_ECORRUPT (not a 64-bit ELF of the host's architecture and a known type, or unreadable
  * headers) or -ENOMEM. On success free @out with sp__jit_elf_fini().
  */
 int sp__jit_elf_parse(const struct sp__mem *mem, const uint8_t *image,

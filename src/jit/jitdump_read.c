@@ -9,6 +9,7 @@
 
 #include <stackpulse/error.h>
 
+#include "file_open.h"
 #include "jitdump_read.h"
 
 /*
@@ -158,14 +159,13 @@ int sp__jitdump_reader_open(const struct sp__mem *mem, const char *path,
 	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Not bounded at open: the reader stops at @max_bytes (-EFBIG). */
+	fd = sp__file_open_data(path, SP__FILE_NOFOLLOW, 0, &st);
+	if (fd == -ELOOP || fd == -EINVAL)
+		return -EPERM; /* a symlink, not a regular file */
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	err = fstat(fd, &st) < 0 ? -errno : 0;
-	if (!err && !S_ISREG(st.st_mode))
-		err = -EPERM;
-	if (!err)
-		err = check_owner(&st, pid);
+		return fd;
+	err = check_owner(&st, pid);
 	r = err ? NULL : sp__mem_calloc(mem, 1, sizeof(*r));
 	if (!err && !r)
 		err = -ENOMEM;

@@ -46,7 +46,7 @@ int sp__jitdump_put_header(struct sp__vec *out, const struct sp__mem *mem,
 	w32(h, SP__JITDUMP_MAGIC);
 	w32(h + 4, SP__JITDUMP_VERSION);
 	w32(h + 8, SP__JITDUMP_HEADER_SIZE);
-	w32(h + 12, EM_X86_64);
+	w32(h + 12, SP__JIT_MACHINE);
 	w32(h + 20, pid);
 	w64(h + 24, timestamp);
 	return put(out, mem, h, sizeof(h));

@@ -17,7 +17,7 @@
  * laid out as jitdump.h describes; the caller writes the bytes out.
  */
 
-/* Appends the 40-byte header (version 1, x86-64). 0 or -ENOMEM. */
+/* Appends the 40-byte header (version 1, the host's e_machine). 0 or -ENOMEM. */
 int sp__jitdump_put_header(struct sp__vec *out, const struct sp__mem *mem,
 			   uint32_t pid, uint64_t timestamp);
 

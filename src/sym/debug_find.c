@@ -22,6 +22,13 @@
  *        D/NAME, D/.debug/NAME, R/D/NAME for each root R
  *   3. debuginfod, only when DEBUGINFOD_URLS is set (debuginfod.c)
  *
+ * A debug file compressed with dwz names a supplementary file in
+ * .gnu_debugaltlink (name + build-id); sp__debug_find_alt() finds it the
+ * same way (build-id under each root, then the name) instead of letting
+ * libdw open the name itself, which would block on a FIFO put there by
+ * whoever wrote the file. Every file is opened with sp__file_open_data()
+ * (through sp__image_open_path): non-blocking, regular, bounded.
+ *
  * Every candidate must be a non-empty regular ELF file other than the
  * image itself, and when the image has a build-id the candidate's must
  * be equal: a stale debug file from another build would give confident
@@ -270,6 +277,57 @@ static int by_debuginfod(struct finder *f, struct sp__image **out)
 	if (err < 0)
 		return err == -ENOMEM ? err : -ENOENT;
 	return try_path(f, false, out);
+}
+
+/* Tries @name: absolute, or relative to the directory of @img's file. */
+static int alt_by_name(struct finder *f, const char *name,
+		       struct sp__image **out)
+{
+	const char *img_name = sp__image_name(f->img);
+	const char *slash = img_name ? strrchr(img_name, '/') : NULL;
+
+	if (name[0] == '/') {
+		if (set_path(f, name, strlen(name), "", "") < 0)
+			return -ENOENT;
+	} else if (!slash ||
+		   set_path(f, img_name, (size_t)(slash + 1 - img_name), name,
+			    "") < 0) {
+		return -ENOENT;
+	}
+	return try_path(f, false, out);
+}
+
+static const char *default_roots(const char *debug_dirs);
+
+int sp__debug_find_alt(const struct sp__mem *mem, struct sp__image *img,
+		       const char *name, const void *bid, size_t bid_len,
+		       const char *debug_dirs, const struct sp_logger *logger,
+		       struct sp__image **out)
+{
+	struct sp__image_id alt = { 0 };
+	struct finder *f;
+	int err;
+
+	if (bid_len < 2 || bid_len > SP_BUILD_ID_MAX || !name || !*name)
+		return -ENOENT;
+	f = sp__mem_calloc(mem, 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	memcpy(alt.build_id, bid, bid_len);
+	alt.build_id_len = bid_len;
+	f->mem = mem;
+	f->img = img;
+	f->id = &alt; /* candidates must carry the alt file's build-id */
+	f->roots = default_roots(debug_dirs);
+	f->logger = logger;
+	err = by_build_id(f, out);
+	if (err == -ENOENT)
+		err = alt_by_name(f, name, out);
+	if (err == 0)
+		sp__log(logger, SP_LOG_DEBUG, "%s: dwz file %s",
+			sp__image_name(img), sp__image_name(*out));
+	sp__mem_free(mem, f, sizeof(*f));
+	return err;
 }
 
 static const char *default_roots(const char *debug_dirs)

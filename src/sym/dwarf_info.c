@@ -2,6 +2,7 @@
 /* DWARF line tables and inline ranges, built lazily per CU, read lock-free. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -91,6 +92,9 @@ struct cu_range {
 struct sp__dwarf_info {
 	struct sp__mem mem;
 	struct sp__image *owner;
+	const char *debug_dirs; /* borrowed: where a dwz file may be */
+	struct sp__image *alt;	/* the dwz supplementary file, own reference */
+	Dwarf *alt_dw;
 	const struct sp_logger *logger;
 	pthread_mutex_t lock;
 	uint64_t state; /* DW_STATE_*, published with release */
@@ -134,8 +138,8 @@ struct walk {
 };
 
 int sp__dwarf_info_new(const struct sp__mem *mem, struct sp__image *owner,
-		       const struct sp_logger *logger, size_t mem_cap,
-		       struct sp__dwarf_info **out)
+		       const char *debug_dirs, const struct sp_logger *logger,
+		       size_t mem_cap, struct sp__dwarf_info **out)
 {
 	struct sp__dwarf_info *di;
 
@@ -143,6 +147,7 @@ int sp__dwarf_info_new(const struct sp__mem *mem, struct sp__image *owner,
 	if (!di)
 		return -ENOMEM;
 	di->mem = *mem;
+	di->debug_dirs = debug_dirs;
 	di->logger = logger;
 	di->mem_cap = mem_cap ? mem_cap : DEFAULT_MEM_CAP;
 	if (pthread_mutex_init(&di->lock, NULL) != 0) {
@@ -182,8 +187,11 @@ void sp__dwarf_info_free(struct sp__dwarf_info *di)
 	if (di->dw) {
 		sp__image_lock(di->owner);
 		dwarf_end(di->dw);
+		dwarf_end(di->alt_dw);
 		sp__image_unlock(di->owner);
 	}
+	if (di->alt)
+		sp__image_unref(di->alt);
 	sp__vec_fini(&di->cus, &di->mem);
 	sp__vec_fini(&di->ranges, &di->mem);
 	sp__arena_fini(&di->paths, &di->mem);
@@ -257,6 +265,43 @@ static int index_cus(struct sp__dwarf_info *di)
 	return 0;
 }
 
+/*
+ * A dwz-compressed debug file reads part of its strings and DIEs from the
+ * supplementary file its .gnu_debugaltlink names. libdw would open that
+ * name itself on first use, with a blocking open(2) of whatever the file
+ * says; so it is found and opened here (sp__debug_find_alt) and handed to
+ * libdw, and without it the image has no DWARF (names come from the
+ * symbol table). Returns 0, -ENOENT (no usable DWARF), -ENOMEM.
+ */
+static int attach_alt(struct sp__dwarf_info *di)
+{
+	const char *name = NULL;
+	const void *bid = NULL;
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(di->dw, &name, &bid);
+	int err;
+
+	if (n == 0)
+		return 0;
+	err = n < 0 ? -ENOENT :
+		      sp__debug_find_alt(&di->mem, di->owner, name, bid,
+					 (size_t)n, di->debug_dirs, di->logger,
+					 &di->alt);
+	if (err == 0) {
+		di->alt_dw = dwarf_begin_elf(sp__image_elf(di->alt),
+					     DWARF_C_READ, NULL);
+		err = di->alt_dw ? 0 : -ENOENT;
+	}
+	if (err == 0) {
+		dwarf_setalt(di->dw, di->alt_dw);
+		return 0;
+	}
+	if (err == -ENOENT)
+		sp__log(di->logger, SP_LOG_DEBUG,
+			"%s: dwz file %s not found, DWARF not used",
+			sp__image_name(di->owner), name ? name : "?");
+	return err;
+}
+
 /* Opens the Dwarf and indexes its CUs, once. Returns 0 or -ENOMEM. */
 static int open_dwarf(struct sp__dwarf_info *di)
 {
@@ -269,6 +314,15 @@ static int open_dwarf(struct sp__dwarf_info *di)
 	sp__image_lock(di->owner);
 	di->dw = dwarf_begin_elf(sp__image_elf(di->owner), DWARF_C_READ, NULL);
 	if (di->dw) {
+		err = attach_alt(di);
+		/* No dwz file: no DWARF, as if there were none. */
+		if (err == -ENOENT) {
+			dwarf_end(di->dw);
+			di->dw = NULL;
+			err = 0;
+		}
+	}
+	if (di->dw) {
 		err = index_cus(di);
 		if (err == 0 && di->cus.len)
 			state = DW_STATE_READY;
@@ -278,6 +332,13 @@ static int open_dwarf(struct sp__dwarf_info *di)
 		di->ranges.len = 0;
 		dwarf_end(di->dw);
 		di->dw = NULL;
+	}
+	if (!di->dw) {
+		dwarf_end(di->alt_dw);
+		di->alt_dw = NULL;
+		if (di->alt)
+			sp__image_unref(di->alt);
+		di->alt = NULL;
 	}
 	sp__image_unlock(di->owner);
 	/* -ENOMEM leaves the state NEW so a later lookup retries. */

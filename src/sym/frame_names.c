@@ -228,6 +228,8 @@ struct sp__sym_entry *sp__sym_entry_new(const struct sp__mem *mem, uint64_t key,
 	}
 	e->hdr.key = key;
 	e->hdr.bytes = bytes;
+	e->hdr.kind = SP_SYM_KIND_FRAME;
+	e->hdr.reserved = 0;
 	e->count = (uint32_t)n;
 	e->reserved = 0;
 	cursor = (char *)&e->frames[n];

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_open.h"
 #include "hexnum.h"
 #include "ksyms_internal.h"
 #include "logging.h"
@@ -535,19 +536,15 @@ void sp__ksyms_free(struct sp__ksyms *ks)
 	sp__mem_free(&mem, ks, sizeof(*ks));
 }
 
-/* A regular file (procfs files count), opened without blocking on FIFOs. */
+/*
+ * A regular file (procfs files count), opened without blocking on FIFOs;
+ * read line by line, so no size bound (/proc/kallsyms reports size 0).
+ */
 static int open_regular(const char *path)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
+	return sp__file_open_data(path, 0, 0, &st);
 }
 
 int sp__ksyms_open_file(const char *path)

@@ -90,8 +90,8 @@ int sp__native_new(const struct sp__mem *mem, struct sp__image *img,
 	}
 	err = build_symtab(n);
 	if (err == 0 && dwarf_owner)
-		err = sp__dwarf_info_new(mem, dwarf_owner, logger, 0,
-					 &n->dwarf);
+		err = sp__dwarf_info_new(mem, dwarf_owner, debug_dirs, logger,
+					 0, &n->dwarf);
 	if (err < 0)
 		goto err_free;
 	sp__log(logger, SP_LOG_DEBUG, "%s: %zu symbols%s%s",

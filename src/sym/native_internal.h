@@ -147,11 +147,13 @@ struct sp__dwarf_info;
  * the debug file or the runtime image; takes a reference). Nothing is
  * read until the first lookup. @mem_cap bounds the bytes of line and
  * inline tables kept (0 = default, 512 MiB); CUs past the cap resolve
- * without lines. Returns 0 or -ENOMEM.
+ * without lines. A dwz supplementary file is looked for under
+ * @debug_dirs (sp__debug_find_alt; borrowed, may be NULL); without it the
+ * image has no DWARF. Returns 0 or -ENOMEM.
  */
 int sp__dwarf_info_new(const struct sp__mem *mem, struct sp__image *owner,
-		       const struct sp_logger *logger, size_t mem_cap,
-		       struct sp__dwarf_info **out);
+		       const char *debug_dirs, const struct sp_logger *logger,
+		       size_t mem_cap, struct sp__dwarf_info **out);
 void sp__dwarf_info_free(struct sp__dwarf_info *di);
 
 /*
@@ -182,6 +184,17 @@ size_t sp__dwarf_info_bytes(const struct sp__dwarf_info *di);
 int sp__debug_find(const struct sp__mem *mem, struct sp__image *img,
 		   const char *debug_dirs, const struct sp_logger *logger,
 		   struct sp__image **out);
+
+/*
+ * Finds the dwz supplementary file named by a .gnu_debugaltlink (@name,
+ * build-id @bid/@bid_len) of @img: <root>/.build-id/xx/rest.debug, then
+ * @name (absolute, or relative to @img's directory); its build-id must be
+ * @bid. Returns 0 and a new image reference, -ENOENT, or -ENOMEM.
+ */
+int sp__debug_find_alt(const struct sp__mem *mem, struct sp__image *img,
+		       const char *name, const void *bid, size_t bid_len,
+		       const char *debug_dirs, const struct sp_logger *logger,
+		       struct sp__image **out);
 
 /* CRC-32 as used by .gnu_debuglink (zlib's, polynomial 0xedb88320). */
 uint32_t sp__debuglink_crc32(uint32_t crc, const void *buf, size_t len);

@@ -33,10 +33,22 @@
 #include "hash.h"
 #include "symbolizer_internal.h"
 
+/*
+ * An entry is at least 16-byte aligned (sp__mem_alloc), so the low bits of
+ * its address carry its kind: a probe compares key and kind without
+ * touching the entry.
+ */
+#define SLOT_KIND_MASK 0xfull
+
 struct sp__sym_slot {
 	uint64_t key;	/* 0 = empty; written once, release */
-	uint64_t value; /* struct sp__sym_entry *, written before key */
+	uint64_t value; /* entry address | kind, written before key */
 };
+
+static struct sp__sym_hdr *slot_entry(uint64_t value)
+{
+	return (struct sp__sym_hdr *)(uintptr_t)(value & ~SLOT_KIND_MASK);
+}
 
 struct sp__sym_table {
 	ck_epoch_entry_t epoch_entry; /* first: the deferred-free callback */
@@ -71,7 +83,7 @@ static void table_free(struct sp__sym_table *t)
 
 static void entry_free(const struct sp__mem *mem, uint64_t value)
 {
-	struct sp__sym_hdr *h = (struct sp__sym_hdr *)(uintptr_t)value;
+	struct sp__sym_hdr *h = slot_entry(value);
 
 	sp__mem_free(mem, h, h->bytes);
 }
@@ -180,6 +192,7 @@ void sp__sym_cache_leave(struct sp__sym_reader *reader)
 
 const struct sp__sym_hdr *
 sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
+		   uint32_t kind,
 		   bool (*match)(const struct sp__sym_hdr *, const void *),
 		   const void *ctx)
 {
@@ -189,15 +202,16 @@ sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
 
 	for (;;) {
 		/* Pairs with slot_insert()'s release store of the key. */
-		uint64_t k = sp__load_acquire_u64(&t->slots[i].key);
+		uint64_t k = sp__load_acquire_u64(&t->slots[i].key), v;
 		const struct sp__sym_hdr *h;
 
 		if (!k)
 			return NULL;
 		if (k == key) {
-			h = (const struct sp__sym_hdr *)(uintptr_t)
-				sp__load_relaxed_u64(&t->slots[i].value);
-			if (!match || match(h, ctx))
+			v = sp__load_relaxed_u64(&t->slots[i].value);
+			h = slot_entry(v);
+			if ((v & SLOT_KIND_MASK) == kind &&
+			    (!match || match(h, ctx)))
 				return h;
 		}
 		i = (i + 1) & mask;
@@ -205,9 +219,9 @@ sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
 }
 
 const struct sp__sym_hdr *sp__sym_cache_get(const struct sp__sym_cache *cache,
-					    uint64_t key)
+					    uint64_t key, uint32_t kind)
 {
-	return sp__sym_cache_find(cache, key, NULL, NULL);
+	return sp__sym_cache_find(cache, key, kind, NULL, NULL);
 }
 
 /* Copies every entry into a table twice as large and retires the old one. */
@@ -239,7 +253,9 @@ int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_hdr *entry)
 			return err;
 		t = table_load(cache);
 	}
-	slot_insert(t, entry->key, (uint64_t)(uintptr_t)entry);
+	slot_insert(t, entry->key,
+		    (uint64_t)(uintptr_t)entry |
+			    (entry->kind & SLOT_KIND_MASK));
 	cache->count++;
 	return 0;
 }

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 
 #include "jit_side_names.h"
+#include "logging.h"
 #include "symbolizer_internal.h"
 
 /*
@@ -107,8 +108,9 @@ static struct sp__sym_pid *pid_gens(struct sp_symbolizer *sym, int32_t pid)
 	return p;
 }
 
-static void gen_drop_map(struct sp__sym_gen *g)
+static void gen_drop_map(struct sp_symbolizer *sym, struct sp__sym_gen *g)
 {
+	sym->perf_map_bytes -= sp__perf_map_bytes(g->map);
 	sp__perf_map_free(g->map);
 	g->map = NULL;
 	g->tried = false;
@@ -121,7 +123,7 @@ static int pid_changed(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 	size_t i;
 
 	for (i = 0; i < p->gens.len; i++)
-		gen_drop_map(gen_at(p, i));
+		gen_drop_map(sym, gen_at(p, i));
 	p->dir_read = false;
 	return sp__sym_invalidate(sym, p->pid);
 }
@@ -131,7 +133,7 @@ void sp__sym_pid_fini(struct sp_symbolizer *sym, struct sp__sym_pid *p)
 	size_t i;
 
 	for (i = 0; i < p->gens.len; i++)
-		gen_drop_map(gen_at(p, i));
+		gen_drop_map(sym, gen_at(p, i));
 	sp__vec_fini(&p->gens, &sym->mem);
 }
 
@@ -157,12 +159,35 @@ static void dir_map_stat(const struct sp_symbolizer *sym, int32_t pid,
 		(uint64_t)st.st_mtim.tv_nsec;
 }
 
+/* What one more map may take within SP_PERF_MAP_TOTAL_MAX (all pids). */
+static uint64_t map_budget(const struct sp_symbolizer *sym)
+{
+	return SP_PERF_MAP_TOTAL_MAX - sym->perf_map_bytes;
+}
+
+/*
+ * Charges a map loaded from @what with result @err against the total, or
+ * logs one the total refused. Returns @err.
+ */
+static int map_charge(struct sp_symbolizer *sym, const char *what, int err,
+		      const struct sp__perf_map *map)
+{
+	if (!err)
+		sym->perf_map_bytes += sp__perf_map_bytes(map);
+	else if (err == -ENOBUFS)
+		sp__log(sym->logger, SP_LOG_WARN,
+			"%s not loaded: perf maps would take more than %llu MiB",
+			what,
+			(unsigned long long)(SP_PERF_MAP_TOTAL_MAX >> 20));
+	return err;
+}
+
 static struct sp__perf_map *load_side(struct sp_symbolizer *sym, int32_t pid,
 				      const struct sp__sym_gen *g)
 {
 	struct sp__perf_map *map = NULL;
 	char name[64], path[4096];
-	int n;
+	int n, err;
 
 	if (!sym->jit_dir)
 		return NULL;
@@ -171,9 +196,9 @@ static struct sp__perf_map *load_side(struct sp_symbolizer *sym, int32_t pid,
 	n = snprintf(path, sizeof(path), "%s/%s", sym->jit_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return NULL;
-	if (sp__perf_map_load_file(&sym->mem, path, pid, &map, NULL))
-		return NULL;
-	return map;
+	err = sp__perf_map_load_file(&sym->mem, path, pid, map_budget(sym),
+				     &map, NULL);
+	return map_charge(sym, path, err, map) ? NULL : map;
 }
 
 /* Whether perf_map_dir's file may name the frames of @g (see the top). */
@@ -198,14 +223,17 @@ static long dir_gen(const struct sp__sym_pid *p)
 static void gen_load(struct sp_symbolizer *sym, struct sp__sym_pid *p,
 		     struct sp__sym_gen *g)
 {
+	int err;
+
 	g->tried = true;
 	g->map = load_side(sym, p->pid, g);
 	if (g->map || !dir_map_allowed(p, g))
 		return;
 	dir_map_stat(sym, p->pid, p->stat_id);
 	p->dir_read = true;
-	if (sp__perf_map_load(&sym->mem, sym->perf_map_dir, p->pid, &g->map,
-			      NULL))
+	err = sp__perf_map_load_within(&sym->mem, sym->perf_map_dir, p->pid,
+				       map_budget(sym), &g->map, NULL);
+	if (map_charge(sym, "perf map", err, g->map))
 		g->map = NULL;
 	g->from_dir = g->map != NULL;
 }

@@ -106,16 +106,38 @@ struct sp__perf_map;
 /*
  * Loads <dir>/perf-<pid>.map safely: O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,
  * regular file only (no FIFO, no symlink), at most 64 MiB, owned by root
- * or by the owner of /proc/<pid> when that still exists. Returns 0,
- * -ENOENT, -EPERM (unsafe file), -EFBIG, -ENOMEM. *@identity receives
+ * or by the owner of /proc/<pid> when that still exists (the checks of
+ * sp__file_open_data). Returns 0, -ENOENT, -EPERM (unsafe file), -EFBIG,
+ * -ENOMEM. *@identity receives
  * (dev, ino, size, mtime) hashed, to detect a changed file on update.
  */
 int sp__perf_map_load(const struct sp__mem *mem, const char *dir, int32_t pid,
 		      struct sp__perf_map **out, uint64_t *identity);
-/* The same for a map file at @path (a copy kept in a JIT side directory). */
+/*
+ * The same, when at most @budget bytes may be spent on the map at its
+ * peak (text, entries, and the sort's scratch while it sorts): -ENOBUFS
+ * when it would take more. Nothing is read beyond what fits.
+ */
+int sp__perf_map_load_within(const struct sp__mem *mem, const char *dir,
+			     int32_t pid, uint64_t budget,
+			     struct sp__perf_map **out, uint64_t *identity);
+/* Bytes @map holds (0 for NULL), charged against a symbolizer's total. */
+size_t sp__perf_map_bytes(const struct sp__perf_map *map);
+
+/*
+ * The perf maps one symbolizer holds at a time, in bytes: 1 GiB. Each map
+ * is at most 64 MiB of text and costs at most about 5x that (a file of
+ * 6-byte lines); past this total, further maps are not loaded and their
+ * frames stay address-only (a warning is logged once per map).
+ */
+#define SP_PERF_MAP_TOTAL_MAX (1ull << 30)
+/*
+ * sp__perf_map_load_within for a map file at @path (a copy kept in a JIT
+ * side directory), with the same checks.
+ */
 int sp__perf_map_load_file(const struct sp__mem *mem, const char *path,
-			   int32_t pid, struct sp__perf_map **out,
-			   uint64_t *identity);
+			   int32_t pid, uint64_t budget,
+			   struct sp__perf_map **out, uint64_t *identity);
 
 /* Parses perf-map text (START LEN NAME lines, §1.10 rules). */
 int sp__perf_map_parse(const struct sp__mem *mem, const char *data, size_t len,

@@ -194,8 +194,8 @@ static uint64_t raw_key(const struct sp_frame *f)
 	uint64_t w[3] = { f->abs_ip, f->file_relative_ip,
 			  (uint64_t)f->module_id << 32 | f->mode };
 
-	/* The tag bit keeps 0, the empty slot, out of the key space. */
-	return SP_SYM_KEY_TAG | sp__hash_words(w, 3);
+	/* The top bit keeps 0, the empty slot, out of the key space. */
+	return 1ull << 63 | sp__hash_words(w, 3);
 }
 
 static bool raw_match(const struct sp__sym_hdr *h, const void *ctx)
@@ -212,8 +212,8 @@ static bool raw_match(const struct sp__sym_hdr *h, const void *ctx)
 static bool raw_lookup(const struct sp_symbolizer *sym,
 		       const struct sp_frame *f, uint32_t *id)
 {
-	const struct sp__sym_hdr *h =
-		sp__sym_cache_find(&sym->raw_index, raw_key(f), raw_match, f);
+	const struct sp__sym_hdr *h = sp__sym_cache_find(
+		&sym->raw_index, raw_key(f), SP_SYM_KIND_RAW, raw_match, f);
 
 	if (!h)
 		return false;
@@ -244,6 +244,8 @@ static int intern(struct sp_symbolizer *sym, const struct sp_frame *f,
 		return -ENOMEM;
 	rec->hdr.key = raw_key(f);
 	rec->hdr.bytes = sizeof(*rec);
+	rec->hdr.kind = SP_SYM_KIND_RAW;
+	rec->hdr.reserved = 0;
 	rec->frame = *f;
 	rec->id = (uint32_t)s->frames.len;
 	if (sp__sym_cache_put(&sym->raw_index, &rec->hdr)) {

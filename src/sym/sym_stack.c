@@ -103,8 +103,10 @@ static int stack_insert(struct sp_symbolizer *sym, uint32_t stack, int32_t pid,
 	st = sp__mem_alloc(&sym->mem, bytes);
 	if (!st)
 		return -ENOMEM;
-	st->hdr.key = sp__sym_stack_key(pid, stack);
+	st->hdr.key = sp__sym_key(pid, stack);
 	st->hdr.bytes = bytes;
+	st->hdr.kind = SP_SYM_KIND_STACK;
+	st->hdr.reserved = 0;
 	st->count = (uint32_t)total;
 	st->reserved = 0;
 	stack_pass(sym, stack, pid, st->frames, total, &total);

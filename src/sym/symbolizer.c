@@ -722,11 +722,10 @@ static int batch_result(struct sp_symbolizer *sym, int32_t pid, size_t i)
 {
 	uint32_t frame_id = ((const uint32_t *)sym->batch_ids.data)[i];
 	const struct sp_resolved_frame *r = sp__vec_at(&sym->batch_out, i);
-	uint64_t key = sp__sym_key(pid, frame_id);
 	struct user_ctx u;
 	int n = 1, err;
 
-	if (sp__sym_cache_get(&sym->cache, key))
+	if (sp__sym_cache_frame(&sym->cache, pid, frame_id))
 		return 0;
 	err = gather_user(sym, frame_id, pid, &u);
 	if (err)
@@ -742,7 +741,7 @@ static int batch_result(struct sp_symbolizer *sym, int32_t pid, size_t i)
 		n = address_chain(sym, &u);
 	}
 	finish_chain(sym, n, frame_id, &u.fc, in_python_runtime(&u));
-	return insert_chain(sym, key, n, &u);
+	return insert_chain(sym, sp__sym_key(pid, frame_id), n, &u);
 }
 
 static int batch_flush(struct sp_symbolizer *sym, int32_t pid)
@@ -785,9 +784,7 @@ int sp__sym_resolve_misses(struct sp_symbolizer *sym, int32_t pid,
 
 	batch_clear(sym);
 	for (i = 0; i < count && !err; i++) {
-		uint64_t key = sp__sym_key(pid, ids[i]);
-
-		if (sp__sym_cache_get(&sym->cache, key) ||
+		if (sp__sym_cache_frame(&sym->cache, pid, ids[i]) ||
 		    batch_has(sym, ids[i]))
 			continue;
 		st = build_chain(sym, ids[i], pid, &u, &n);
@@ -796,7 +793,8 @@ int sp__sym_resolve_misses(struct sp_symbolizer *sym, int32_t pid,
 		else if (st == CHAIN_PLUGIN)
 			err = batch_push(sym, ids[i], pid, &u);
 		else
-			err = insert_chain(sym, key, n, &u);
+			err = insert_chain(sym, sp__sym_key(pid, ids[i]), n,
+					   &u);
 	}
 	if (!err)
 		err = batch_flush(sym, pid);

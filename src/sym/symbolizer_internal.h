@@ -45,10 +45,19 @@
  * state.
  */
 
-/* What the table knows of an entry: its key and its allocation size. */
+/* What an entry is: one table holds all three kinds, told apart by this. */
+enum sp__sym_kind {
+	SP_SYM_KIND_FRAME = 0, /* struct sp__sym_entry */
+	SP_SYM_KIND_STACK = 1, /* struct sp__sym_stack */
+	SP_SYM_KIND_RAW = 2,   /* a module-table symbolizer's raw frame */
+};
+
+/* What the table knows of an entry: its key, kind and allocation size. */
 struct sp__sym_hdr {
 	uint64_t key;
-	size_t bytes; /* size of the whole allocation */
+	size_t bytes;  /* size of the whole allocation */
+	uint32_t kind; /* enum sp__sym_kind */
+	uint32_t reserved;
 };
 
 struct sp__sym_entry {
@@ -79,29 +88,24 @@ sp__sym_stack_of(const struct sp__sym_hdr *h)
 }
 
 /*
- * Key of (pid, frame id): bit 63 set so that 0 (empty slot) is never a
- * key, bit 62 set for a whole stack (the low bits are then a stack id),
- * pid + 1 in bits 32..61 (pids -1 .. 0x3ffffffe; Linux caps pids at
- * 2^22), the frame or stack id below.
+ * Key of (pid, frame or stack id): pid + 2 in the high 32 bits, the id in
+ * the low ones. Every pid a spool can hold (threads 1 .. 2^31 - 1, and -1
+ * for "no process") has a key, and none is 0 (an empty slot): the reader
+ * and the symbolizer accept the same pids. Frames and stacks of one pid
+ * share key values; the table tells them apart by kind, stored in the
+ * slot next to the key (sym_cache.c).
  */
-#define SP_SYM_KEY_TAG (1ull << 63)
-#define SP_SYM_KEY_STACK (1ull << 62)
 #define SP_SYM_PID_MIN (-1)
-#define SP_SYM_PID_MAX 0x3ffffffe
+#define SP_SYM_PID_MAX INT32_MAX
 
-static inline uint64_t sp__sym_key(int32_t pid, uint32_t frame_id)
+static inline uint64_t sp__sym_key(int32_t pid, uint32_t id)
 {
-	return SP_SYM_KEY_TAG | (uint64_t)(uint32_t)(pid + 1) << 32 | frame_id;
-}
-
-static inline uint64_t sp__sym_stack_key(int32_t pid, uint32_t stack)
-{
-	return sp__sym_key(pid, stack) | SP_SYM_KEY_STACK;
+	return (uint64_t)((uint32_t)pid + 2u) << 32 | id;
 }
 
 static inline int32_t sp__sym_key_pid(uint64_t key)
 {
-	return (int32_t)((key >> 32) & 0x3fffffffu) - 1;
+	return (int32_t)((uint32_t)(key >> 32) - 2u);
 }
 
 /* Readers that may be inside an epoch section at the same time. */
@@ -134,18 +138,25 @@ void sp__sym_cache_fini(struct sp__sym_cache *cache);
 struct sp__sym_reader *sp__sym_cache_enter(struct sp__sym_cache *cache);
 void sp__sym_cache_leave(struct sp__sym_reader *reader);
 
-/* Lock-free lookup; call inside a read section or under the writer lock. */
+/*
+ * Lock-free lookup of the entry of @kind under @key; call inside a read
+ * section or under the writer lock.
+ */
 const struct sp__sym_hdr *sp__sym_cache_get(const struct sp__sym_cache *cache,
-					    uint64_t key);
+					    uint64_t key, uint32_t kind);
 /*
  * Same, for tables whose keys are hashes that may collide: returns the
- * first entry of @key for which @match(entry, @ctx) is true.
+ * first entry of @key and @kind for which @match(entry, @ctx) is true.
  */
 const struct sp__sym_hdr *
 sp__sym_cache_find(const struct sp__sym_cache *cache, uint64_t key,
+		   uint32_t kind,
 		   bool (*match)(const struct sp__sym_hdr *, const void *),
 		   const void *ctx);
-/* Inserts @entry (key not present). Writer lock held. 0 or -ENOMEM. */
+/*
+ * Inserts @entry (its key and kind not present). Writer lock held.
+ * 0 or -ENOMEM.
+ */
 int sp__sym_cache_put(struct sp__sym_cache *cache, struct sp__sym_hdr *entry);
 /*
  * Frees every entry of the sorted @pids (every entry when @pids is NULL)
@@ -160,16 +171,16 @@ static inline const struct sp__sym_entry *
 sp__sym_cache_frame(const struct sp__sym_cache *cache, int32_t pid,
 		    uint32_t frame_id)
 {
-	return sp__sym_entry_of(
-		sp__sym_cache_get(cache, sp__sym_key(pid, frame_id)));
+	return sp__sym_entry_of(sp__sym_cache_get(
+		cache, sp__sym_key(pid, frame_id), SP_SYM_KIND_FRAME));
 }
 
 static inline const struct sp__sym_stack *
 sp__sym_cache_stack(const struct sp__sym_cache *cache, int32_t pid,
 		    uint32_t stack)
 {
-	return sp__sym_stack_of(
-		sp__sym_cache_get(cache, sp__sym_stack_key(pid, stack)));
+	return sp__sym_stack_of(sp__sym_cache_get(
+		cache, sp__sym_key(pid, stack), SP_SYM_KIND_STACK));
 }
 
 /* Per-module state, indexed by spool module id. */
@@ -255,6 +266,7 @@ struct sp_symbolizer {
 	struct sp__vec natives;	     /* struct sp__sym_native */
 	struct sp__map pid_index;    /* pid -> index in pids */
 	struct sp__vec pids;	     /* struct sp__sym_pid */
+	uint64_t perf_map_bytes;     /* held by all pids' maps */
 	struct sp__ksyms *ksyms;
 	bool ksyms_loaded;
 	uint32_t ksyms_frames; /* frame count when kernel PCs were collected */

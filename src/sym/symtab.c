@@ -16,8 +16,11 @@
  * Which symbols: STT_FUNC and STT_GNU_IFUNC, plus STT_NOTYPE in
  * executable sections (hand-written assembly labels such as ld.so's
  * _start and _dl_start_user, which have no size), defined in an allocated
- * section, with a non-empty name. .symtab (of the debug file when there
- * is one) is merged with the image's .dynsym and with the PLT
+ * section, with a non-empty name. Arm's mapping symbols ($x, $d and their
+ * $x.<any> forms on AArch64; $a, $t too on Arm) mark where code and data
+ * start, name no function, and are skipped whatever their type and size,
+ * by the file's e_machine (so on any host). .symtab (of the debug file
+ * when there is one) is merged with the image's .dynsym and with the PLT
  * stubs named from the relocations (plt.c: "rand@plt", whose names the
  * table owns): a partially stripped image keeps its exported names, and
  * duplicates collapse below; a real symbol beats a stub's name.
@@ -149,12 +152,28 @@ bool sp__elf_has_symtab(Elf *elf)
 	return find_type(elf, SHT_SYMTAB, &shdr) != NULL;
 }
 
+/* An Arm mapping symbol: $x, $d, $a, $t, alone or followed by '.'. */
+static bool is_mapping_symbol(const char *name)
+{
+	return name[0] == '$' && name[1] && strchr("xdat", name[1]) &&
+	       (name[2] == '\0' || name[2] == '.');
+}
+
+static bool has_mapping_symbols(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	return gelf_getehdr(elf, &eh) &&
+	       (eh.e_machine == EM_AARCH64 || eh.e_machine == EM_ARM);
+}
+
 /* Appends the kept symbols of the first section of @type in @elf. */
 static int read_table(const struct sp__mem *mem, Elf *elf, Elf64_Word type,
 		      struct sp__vec *cands)
 {
 	GElf_Shdr shdr;
 	Elf_Scn *scn = find_type(elf, type, &shdr);
+	bool arm = has_mapping_symbols(elf);
 	Elf_Data *data;
 	size_t i, n;
 
@@ -172,7 +191,7 @@ static int read_table(const struct sp__mem *mem, Elf *elf, Elf64_Word type,
 		    !keep_symbol(elf, &sym, &c.sec_end))
 			continue;
 		c.name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-		if (!c.name || !c.name[0])
+		if (!c.name || !c.name[0] || (arm && is_mapping_symbol(c.name)))
 			continue;
 		c.addr = sym.st_value;
 		c.size = sym.st_size;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Builds the compact CFI table of an ELF image with libdw, once. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +38,6 @@
  * make the build quadratic without bound.
  */
 
-/* Registers a normal (non-signal) row tracks: RA, RBP, RBX, R12-R15. */
-static const int tracked_regs[] = {
-	SP_X86_64_RIP, SP_X86_64_RBP, 3, 12, 13, 14, 15
-};
-
 struct builder {
 	const struct sp__mem *mem;
 	Dwarf_CFI *cfi[2];     /* .eh_frame, .debug_frame */
@@ -51,6 +47,7 @@ struct builder {
 	struct sp__vec extras;
 	struct sp__vec exprs;
 	struct sp__vec ops;
+	struct sp__vec synth; /* struct sp__cfi_synth, by start */
 	struct sp__map dedup;
 	uint64_t base;
 	size_t budget; /* lookups left */
@@ -156,6 +153,30 @@ static bool fits_i32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
+bool sp__cfi_small_off(const struct sp__cfi_rule *r)
+{
+	return r->off % 8 == 0 && r->off / 8 >= INT8_MIN &&
+	       r->off / 8 <= INT8_MAX;
+}
+
+bool sp__cfi_pack_saves(const struct sp__cfi_extra *x, uint64_t *saves)
+{
+	unsigned k;
+
+	*saves = 0;
+	for (k = 0; k < SP__SAVE_NREGS; k++) {
+		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
+
+		if (r->kind == SP__RULE_SAME)
+			continue;
+		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
+		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
+			return false;
+		*saves |= (uint64_t)(-r->off / 8) << (SP__SAVE_BITS * k);
+	}
+	return true;
+}
+
 /* Classifies one register rule as dwarf_frame_register reports it. */
 static int classify(struct builder *b, const Dwarf_Op *ops, size_t nops,
 		    const Dwarf_Op *ops_mem, struct sp__cfi_rule *rule)
@@ -180,7 +201,7 @@ static int classify(struct builder *b, const Dwarf_Op *ops, size_t nops,
 		return 0;
 	}
 	if (!val && n == 1 && ops[0].atom == DW_OP_regx &&
-	    ops[0].number < SP_X86_64_NREGS) {
+	    ops[0].number < SP__ARCH_NREGS) {
 		rule->kind = SP__RULE_REG;
 		rule->reg = (uint8_t)ops[0].number;
 		return 0;
@@ -207,7 +228,7 @@ static int frame_cfa(struct builder *b, Dwarf_Frame *fr,
 	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops == 0)
 		return 0;
 	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
-	    ops[0].number < SP_X86_64_NREGS &&
+	    ops[0].number < SP__ARCH_NREGS &&
 	    fits_i32((int64_t)ops[0].number2)) {
 		row->cfa_reg = (uint8_t)ops[0].number;
 		row->cfa_off = (int32_t)(int64_t)ops[0].number2;
@@ -221,96 +242,44 @@ static int frame_cfa(struct builder *b, Dwarf_Frame *fr,
 	return err;
 }
 
-static bool small_cfa_off(const struct sp__cfi_rule *r)
-{
-	return r->off % 8 == 0 && r->off / 8 >= INT8_MIN &&
-	       r->off / 8 <= INT8_MAX;
-}
-
-/* RBX, R12-R15 into saves: each same, or at CFA - 8n for n in 1..63. */
-static bool pack_saves(const struct sp__cfi_extra *x, struct sp__cfi_rules *row)
-{
-	uint32_t saves = 0;
-	unsigned k;
-
-	for (k = 0; k < SP__SAVE_NREGS; k++) {
-		const struct sp__cfi_rule *r = &x->rule[sp__cfi_saved_reg(k)];
-
-		if (r->kind == SP__RULE_SAME)
-			continue;
-		if (r->kind != SP__RULE_AT_CFA || r->off % 8 != 0 ||
-		    r->off > -8 || r->off < -8 * SP__SAVE_MAX)
-			return false;
-		saves |= (uint32_t)(-r->off / 8) << (SP__SAVE_BITS * k);
-	}
-	row->saves = saves;
-	return true;
-}
-
-/* Packs the rules into the rule set when they fit the simple shape. */
-static bool pack_simple(const struct sp__cfi_extra *x,
-			struct sp__cfi_rules *row)
-{
-	const struct sp__cfi_rule *ra = &x->rule[SP_X86_64_RIP];
-	const struct sp__cfi_rule *bp = &x->rule[SP_X86_64_RBP];
-	uint32_t others = x->mask &
-			  ~((1u << SP_X86_64_RIP) | (1u << SP_X86_64_RBP) |
-			    (1u << 3) | (0xfu << 12));
-
-	if (others || !pack_saves(x, row))
-		return false;
-	if (ra->kind == SP__RULE_UNDEF)
-		row->flags |= SP__ROW_RA_UNDEF;
-	else if (ra->kind == SP__RULE_AT_CFA && small_cfa_off(ra))
-		row->ra = (int8_t)(ra->off / 8);
-	else
-		return false;
-	if (bp->kind == SP__RULE_UNDEF)
-		row->flags |= SP__ROW_RBP_UNDEF;
-	else if (bp->kind == SP__RULE_AT_CFA && small_cfa_off(bp))
-		row->flags |= SP__ROW_RBP_SAVED;
-	else if (bp->kind != SP__RULE_SAME)
-		return false;
-	row->rbp = bp->kind == SP__RULE_AT_CFA ? (int8_t)(bp->off / 8) : 0;
-	return true;
-}
-
+/*
+ * The register rules of row @fr: the tracked registers of an ordinary
+ * row, packed when the architecture's simple form holds them, else every
+ * register into an extras[] entry (signal frames always).
+ */
 static int frame_regs(struct builder *b, Dwarf_Frame *fr, bool signalp,
 		      struct sp__cfi_rules *row)
 {
 	struct sp__cfi_extra x;
-	size_t i, n = signalp ? SP_X86_64_NREGS :
-				sizeof(tracked_regs) / sizeof(tracked_regs[0]);
+	size_t i, n = signalp ? SP__ARCH_NREGS : sp__arch_ntracked;
 	int err;
 
 	memset(&x, 0, sizeof(x));
 	for (i = 0; i < n; i++) {
-		int reg = signalp ? (int)i : tracked_regs[i];
+		unsigned reg = signalp ? (unsigned)i : sp__arch_tracked_regs[i];
 		Dwarf_Op mem[3], *ops;
 		size_t nops;
 
-		if (dwarf_frame_register(fr, reg, mem, &ops, &nops) != 0) {
+		if (dwarf_frame_register(fr, (int)reg, mem, &ops, &nops) != 0) {
 			ops = mem;
 			nops = 0; /* unreadable rule: undefined */
 		}
 		err = classify(b, ops, nops, mem, &x.rule[reg]);
 		if (err)
 			return err;
-		/* libdw reports an unspecified RBX as undefined; the psABI
-		 * says callee-saved registers keep their value. */
-		if (!signalp && reg != SP_X86_64_RIP &&
-		    x.rule[reg].kind == SP__RULE_UNDEF)
-			x.rule[reg].kind = SP__RULE_SAME;
+		if (!signalp && x.rule[reg].kind == SP__RULE_UNDEF)
+			sp__arch_rule_default(reg, &x.rule[reg]);
 		if (x.rule[reg].kind != SP__RULE_SAME)
-			x.mask |= 1u << reg;
+			x.mask |= 1ull << reg;
 	}
 	if (signalp)
 		row->flags |= SP__ROW_SIGNAL;
-	else if (pack_simple(&x, row))
+	else if (sp__arch_pack(&x, row))
 		return 0;
-	row->flags = (uint8_t)((row->flags & SP__ROW_SIGNAL) | SP__ROW_EXTRA);
-	row->ra = row->rbp = 0;
-	row->saves = 0;
+	/* Keeps the CFA; clears the packed fields pack may have written. */
+	memset(&row->flags, 0,
+	       sizeof(*row) - offsetof(struct sp__cfi_rules, flags));
+	row->flags = (uint8_t)(signalp ? SP__ROW_SIGNAL : 0) | SP__ROW_EXTRA;
 	return intern(b, &b->extras, &x, sizeof(x), 1, &row->extra);
 }
 
@@ -350,6 +319,24 @@ static int emit(struct builder *b, uint64_t pc, const struct sp__cfi_rules *r)
 }
 
 /*
+ * Where no CFI covers @pc: the architecture's own row when one of its
+ * ranges does (emitted, its end in *@next, 0), else 1.
+ */
+static int synth_one(struct builder *b, uint64_t pc, uint64_t *next)
+{
+	const struct sp__cfi_synth *sy = b->synth.data;
+	size_t i;
+
+	for (i = 0; i < b->synth.len; i++) {
+		if (pc < sy[i].start || pc >= sy[i].end)
+			continue;
+		*next = sy[i].end;
+		return emit(b, pc, &sy[i].rules);
+	}
+	return 1;
+}
+
+/*
  * One lookup at @pc: emits its row and returns the row's end in *@next,
  * or returns 1 when no CFI covers @pc (a gap).
  */
@@ -363,7 +350,7 @@ static int walk_one(struct builder *b, uint64_t pc, uint64_t *next)
 
 	fr = lookup(b, pc);
 	if (!fr)
-		return 1;
+		return synth_one(b, pc, next);
 	err = 1;
 	if (dwarf_frame_info(fr, &start, &end, &signalp) < 0 || end <= pc)
 		goto out_free;
@@ -495,6 +482,21 @@ static int open_cfi(struct builder *b, Elf *elf, Dwarf **dw)
 	return err;
 }
 
+/* The architecture's own ranges, their starts among the FDE starts. */
+static int open_synth(struct builder *b, Elf *elf)
+{
+	const struct sp__cfi_synth *sy;
+	size_t i;
+	int err = sp__arch_synth(b->mem, elf, &b->synth);
+
+	sy = b->synth.data;
+	for (i = 0; !err && i < b->synth.len; i++) {
+		err = sp__vec_push(&b->starts, b->mem, &sy[i].start);
+		b->budget += 2;
+	}
+	return err;
+}
+
 static void builder_fini(struct builder *b, Dwarf *dw)
 {
 	if (b->cfi[0])
@@ -507,6 +509,7 @@ static void builder_fini(struct builder *b, Dwarf *dw)
 	sp__vec_fini(&b->extras, b->mem);
 	sp__vec_fini(&b->exprs, b->mem);
 	sp__vec_fini(&b->ops, b->mem);
+	sp__vec_fini(&b->synth, b->mem);
 	sp__map_fini(&b->dedup, b->mem);
 }
 
@@ -524,12 +527,15 @@ int sp__cfi_table_build(const struct sp__mem *mem, Elf *elf,
 	sp__vec_init(&b.extras, sizeof(struct sp__cfi_extra));
 	sp__vec_init(&b.exprs, sizeof(struct sp__cfi_expr));
 	sp__vec_init(&b.ops, sizeof(struct sp__cfi_op));
+	sp__vec_init(&b.synth, sizeof(struct sp__cfi_synth));
 	sp__map_init(&b.dedup);
 	t = sp__mem_calloc(mem, 1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->mem = *mem;
 	err = open_cfi(&b, elf, &dw);
+	if (!err)
+		err = open_synth(&b, elf);
 	if (!err) {
 		sp__cfi_sort_starts(&b.starts);
 		err = walk(&b);

@@ -7,7 +7,7 @@
 #include "unwind_internal.h"
 
 /*
- * Only a few expressions appear in real CFI: the PLT's
+ * Only a few expressions appear in real CFI: on x86-64 the PLT's
  *   DW_CFA_def_cfa_expression (breg7 8; breg16 0; lit15; and; lit11; ge;
  *                              lit3; shl; plus)
  * and the signal trampoline's (breg7 160; deref) plus one
@@ -38,7 +38,7 @@ static int push(struct machine *m, uint64_t v)
 
 static int reg_value(const struct sp_regs *regs, uint64_t reg, uint64_t *out)
 {
-	if (reg >= SP_X86_64_NREGS || !(regs->valid & (1u << reg)))
+	if (reg >= SP__ARCH_NREGS || !(regs->valid & (1ull << reg)))
 		return -EINVAL;
 	*out = regs->r[reg];
 	return 0;

@@ -12,7 +12,7 @@
  * libdw reads CFI only from an ELF, so raw .eh_frame bytes are wrapped in
  * the smallest ELF it accepts, built in one buffer:
  *
- *   0    Elf64_Ehdr  ET_EXEC, EM_X86_64, 3 section headers at shoff
+ *   0    Elf64_Ehdr  ET_EXEC, the host's e_machine, 3 section headers
  *   64   .eh_frame   the bytes, sh_addr = vaddr (pc-relative pointers
  *                    resolve against it)
  *   ..   .shstrtab   "\0.eh_frame\0.shstrtab\0"
@@ -42,7 +42,7 @@ static void fill_elf(uint8_t *buf, const void *eh, size_t len, uint64_t vaddr,
 	eh_hdr.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh_hdr.e_ident[EI_VERSION] = EV_CURRENT;
 	eh_hdr.e_type = ET_EXEC;
-	eh_hdr.e_machine = EM_X86_64;
+	eh_hdr.e_machine = SP__JIT_MACHINE;
 	eh_hdr.e_version = EV_CURRENT;
 	eh_hdr.e_ehsize = sizeof(Elf64_Ehdr);
 	eh_hdr.e_shoff = shoff;

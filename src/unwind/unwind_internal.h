@@ -27,24 +27,30 @@
  *   |                   a gap without CFI uses rule set 0 (SP__RULES_NONE)
  *   +-- page_first[]    per (pc >> page_shift): the row covering the
  *   |                   page's first byte, so a lookup scans a few rows
- *   +-- rules[]         16-byte rule sets, deduplicated: libc's 28k rows
+ *   +-- rules[]         packed rule sets, deduplicated: libc's 28k rows
  *   |                   use under 400 distinct ones
  *   +-- extras[]        full rule sets (signal frames, register and value
  *   |                   rules, unusual offsets), indexed by rules.extra
  *   +-- exprs[], ops[]  DWARF expressions (PLT, __restore_rt), deduplicated
  *
  *   row:   | pc u32 | rules u32 |
- *   rules: | cfa_off i32 | cfa_reg u8 | flags u8 | ra i8 | rbp i8 |
- *          | saves u32 (RBX, R12..R15: 6 bits each) | extra u32 |
  *
- * A simple rule set (no SP__ROW_EXTRA) says: CFA = reg + cfa_off (or
- * expression number cfa_off when cfa_reg == SP__CFA_EXPR); RA saved at
- * CFA + 8 * ra or undefined (outermost frame); RBP same, undefined or
- * saved at CFA + 8 * rbp; RBX and R12-R15 saved at CFA - 8 * n for their
- * 6-bit field n of saves, or unchanged when n is 0. That is the shape of
- * every function compiled by GCC or Clang, so over 99.9% of rows in libc,
- * libstdc++ and python are simple (research/feasibility.md §3); only
- * trampolines and hand-written assembly need extras.
+ * A rule set (struct sp__cfi_rules) is the architecture's: its register
+ * file's shape of an ordinary frame, packed (arch/<arch>_regs.h), or
+ * SP__ROW_EXTRA and the index of a full rule set in extras[]. Every
+ * architecture's starts with | cfa_off i32 | cfa_reg u8 | flags u8 |,
+ * the fields the generic code reads, and has an @extra index. On x86-64
+ * 16 bytes: CFA = reg + off, RA and RBP at CFA-relative slots, RBX and
+ * R12-R15 at CFA - 8n. That is the shape of every function compiled by
+ * GCC or Clang, so over 99.9% of rows in libc, libstdc++ and python are
+ * simple (research/feasibility.md §3); only trampolines and hand-written
+ * assembly need extras.
+ *
+ * Everything that knows a register lives under arch/: the packed rule
+ * set, which registers a row tracks, the step; meson picks the files of
+ * the host architecture (SP__ARCH_REGS_H, SP__ARCH_STEP_H and
+ * arch/<arch>.c, arch/<arch>_cfi.c). This file and the rest of src/unwind
+ * name no register.
  */
 
 #define SP__CFA_EXPR 0xfe /* cfa_off is an index into exprs[] */
@@ -52,37 +58,18 @@
 
 #define SP__RULES_NONE 0 /* rules[0]: the gap rule set, cfa_reg NONE */
 
-/* Rule set flags. */
+/* Rule set flags (the frame pointer is RBP, X29). */
 #define SP__ROW_RA_UNDEF 0x01 /* outermost frame (e.g. _start) */
-#define SP__ROW_RBP_UNDEF 0x02
-#define SP__ROW_RBP_SAVED 0x04 /* RBP saved at CFA + 8 * rbp */
-#define SP__ROW_SIGNAL 0x08    /* signal trampoline: caller pc is exact */
-#define SP__ROW_EXTRA 0x10     /* register rules are extras[extra] */
+#define SP__ROW_FP_UNDEF 0x02
+#define SP__ROW_FP_SAVED 0x04 /* saved at the rule set's FP slot */
+#define SP__ROW_SIGNAL 0x08   /* signal trampoline: caller pc is exact */
+#define SP__ROW_EXTRA 0x10    /* register rules are extras[extra] */
 
-/* saves: field k (bits 6k..6k+5) is the slot of sp__cfi_saved_reg(k). */
-#define SP__SAVE_BITS 6
-#define SP__SAVE_MAX 63
-#define SP__SAVE_NREGS 5
-
-/* RBX, R12, R13, R14, R15 in DWARF numbering. */
-static inline unsigned sp__cfi_saved_reg(unsigned k)
-{
-	return k == 0 ? 3 : 11 + k;
-}
+#include SP__ARCH_REGS_H
 
 struct sp__cfi_row {
 	uint32_t pc;	/* offset from table base */
 	uint32_t rules; /* index into rules[] */
-};
-
-struct sp__cfi_rules {
-	int32_t cfa_off;
-	uint8_t cfa_reg;
-	uint8_t flags;
-	int8_t ra; /* 8-byte units from the CFA */
-	int8_t rbp;
-	uint32_t saves;
-	uint32_t extra;
 };
 
 enum sp__rule_kind {
@@ -102,10 +89,10 @@ struct sp__cfi_rule {
 	uint16_t pad;
 };
 
-/* Rules for registers 0..16; @mask has a bit for each non-SAME rule. */
+/* Rules for every register; @mask has a bit for each non-SAME rule. */
 struct sp__cfi_extra {
-	uint32_t mask;
-	struct sp__cfi_rule rule[SP_X86_64_NREGS];
+	uint64_t mask;
+	struct sp__cfi_rule rule[SP__ARCH_NREGS];
 };
 
 /* A DWARF operation as libdw decodes it (Dwarf_Op without the offset). */
@@ -259,6 +246,46 @@ struct sp__step_fail {
 };
 
 /*
+ * step_rules.c: what every architecture's step does alike. sp__step_fail
+ * fills @fail and returns -1; sp__step_add_off is base + off, false on
+ * overflow; sp__step_read_at reads the slot at CFA + off (fails with
+ * @fallback). A callee-saved register's slot (step_rules.c):
+ * sp__step_read_saved reads the slot at @addr: 0, SP__SLOT_RESTORED when
+ * it lies below the copy (popped already: the register keeps its value,
+ * @out is left alone) or -1 past the copy's end; sp__step_read_fp_at
+ * reads the frame pointer's slot at CFA + off the same way but fails the
+ * step past the end (the frame-pointer fallback would only find older
+ * bytes there). sp__step_rule_value is the value of a generic rule: 0,
+ * SP__SLOT_RESTORED, SP__RULE_UNKNOWN (register unknown) or -1 (fail).
+ */
+#define SP__SLOT_RESTORED 1
+#define SP__RULE_UNKNOWN 2
+
+int sp__step_fail(struct sp__step_fail *fail, enum sp_sample_error error,
+		  enum sp_unwind_fallback fallback);
+bool sp__step_add_off(uint64_t base, int64_t off, uint64_t *out);
+int sp__step_read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
+		     uint64_t *out, struct sp__step_fail *fail,
+		     enum sp_unwind_fallback fallback);
+int sp__step_read_saved(const struct sp__stack *stack, uint64_t addr,
+			uint64_t *out);
+int sp__step_read_fp_at(const struct sp__stack *stack, uint64_t cfa,
+			int64_t off, uint64_t *out, struct sp__step_fail *fail);
+int sp__step_rule_value(const struct sp__cfi_table *table,
+			const struct sp__cfi_rule *rule,
+			const struct sp__stack *stack,
+			const struct sp_regs *cur, uint64_t cfa, uint64_t *out);
+
+/*
+ * cfi_build.c, for arch/<arch>_cfi.c: whether a rule's CFA offset is a
+ * whole number of 8-byte slots that fits an int8_t; and the packed saves
+ * field (sp__cfi_saved_reg(k), SP__SAVE_BITS each) of @x, false when a
+ * saved register is not at CFA - 8n for n in 1..SP__SAVE_MAX.
+ */
+bool sp__cfi_small_off(const struct sp__cfi_rule *rule);
+bool sp__cfi_pack_saves(const struct sp__cfi_extra *x, uint64_t *saves);
+
+/*
  * arch/<arch>.c: registers and the step.
  * sp__arch_check_regs: 0 or the error kind (+1) that rejects the sample.
  * sp__arch_step_cfi: applies rule set @row to @cur, giving the caller's
@@ -276,6 +303,35 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 		     struct sp_regs *next, struct sp__step_fail *fail);
 
-#include "arch/x86_64_step.h"
+/*
+ * arch/<arch>_cfi.c: what the table builder asks of the architecture.
+ * sp__arch_tracked_regs: the registers an ordinary (non-signal) row
+ * records, the return address column first; a signal row records all
+ * SP__ARCH_NREGS. sp__arch_rule_default: the rule of @reg when the CFI
+ * leaves it undefined (libdw reports unspecified registers so), in place.
+ * sp__arch_pack: packs the full rules @x into @row's simple form (flags
+ * besides SP__ROW_SIGNAL clear on entry); false when they do not fit.
+ */
+extern const uint8_t sp__arch_tracked_regs[];
+extern const size_t sp__arch_ntracked;
+void sp__arch_rule_default(unsigned reg, struct sp__cfi_rule *rule);
+bool sp__arch_pack(const struct sp__cfi_extra *x, struct sp__cfi_rules *row);
+
+/*
+ * Code the architecture describes itself where the ELF's CFI has no
+ * rows (AArch64 PLT stubs, which ld emits without CFI): [start, end)
+ * unwinds with @rules (a simple rule set). They never overlap an FDE in
+ * a linked file; where they would, the row that starts first runs to
+ * its end. sp__arch_synth appends them to @out (struct sp__cfi_synth, svma
+ * order) and returns 0 or -ENOMEM. Caller holds the image lock.
+ */
+struct sp__cfi_synth {
+	uint64_t start, end;
+	struct sp__cfi_rules rules;
+};
+
+int sp__arch_synth(const struct sp__mem *mem, Elf *elf, struct sp__vec *out);
+
+#include SP__ARCH_STEP_H
 
 #endif /* SP_UNWIND_INTERNAL_H */

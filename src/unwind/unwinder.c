@@ -36,10 +36,11 @@
  * worked out once per unwind; else one of the unwind's few other regions,
  * else a binary search of the caller's mapping array and one slot probe,
  * keyed by the mapping's start so that no hashing is needed), one probe
- * of the pc cache for the rule set, and the inline step
- * (arch/x86_64_step.h), while the stack lines above are prefetched; the
- * saves of RBX and R12-R15 are kept pending until a step needs them
- * (struct pending_save). The slow path (first sight of
+ * of the pc cache for the rule set, and the inline step of the
+ * architecture (arch/<arch>_step.h), while the stack lines above are
+ * prefetched; the saves of the other callee-saved registers (RBX and
+ * R12-R15, X19-X28) are kept pending until a step needs them (struct
+ * pending_save). The slow path (first sight of
  * a mapping) takes the unwinder mutex to find or insert entries, opens the
  * image through the image cache and builds its table under the table
  * slot's own mutex, so one long build (40 ms for libc) does not block
@@ -851,9 +852,10 @@ static inline uintptr_t prefetch_stack(const struct sp__stack *s,
 }
 
 /*
- * The saves of RBX and R12-R15 by the frames stepped since the registers
- * were last complete (arch/x86_64_step.h): the rule set's packed slots
- * and the CFA they hang from. Applied, in order, only when the full step
+ * The saves of the callee-saved registers besides the frame pointer (RBX
+ * and R12-R15, X19-X28) by the frames stepped since the registers were
+ * last complete (arch/<arch>_step.h): the rule set's packed slots and
+ * the CFA they hang from. Applied, in order, only when the full step
  * needs those registers or the array fills up; a stack that ends first
  * never reads them: 8-10% off the time of a frame in bench_unwind, whose
  * frames nearly all save some. The fast path declines rows whose CFA is
@@ -865,7 +867,7 @@ static inline uintptr_t prefetch_stack(const struct sp__stack *s,
 
 struct pending_save {
 	uint64_t cfa;
-	uint32_t saves;
+	uint64_t saves; /* the rule set's saves field */
 };
 
 /*
@@ -878,7 +880,7 @@ struct cursor {
 	struct sp_frame *frames;
 	size_t n, limit;
 	struct region g;
-	struct sp_regs cur; /* RBX, R12-R15: before the pending saves */
+	struct sp_regs cur; /* saved registers: before the pending saves */
 	uint64_t pc;
 	uint64_t back; /* pc = return address - back: 1, or 0 when exact */
 	uintptr_t prefetched;
@@ -1077,6 +1079,7 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 	struct walk w;
 
 	if (!unwinder || !regs ||
+	    (regs->arch != SP_ARCH_NATIVE && regs->arch != SP__ARCH) ||
 	    walk_init(&w, unwinder, stack, stack_len, stack_addr, maps, nmaps,
 		      frames, cap))
 		return -EINVAL;

@@ -445,10 +445,21 @@ void rec_print_stack(const char *why, const struct sp_sample *s,
 			frames[i].base ? frames[i].base : "-");
 }
 
-size_t rec_check_main(struct rec_run *run, int32_t pid, const char *exe_path,
-		      unsigned min_percent)
+bool rec_in_loader_start(const struct rec_frame *frames, size_t n)
 {
-	size_t i, total = 0, reached = 0, shown = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (frames[i].mode != SP_FRAME_USER || !frames[i].base ||
+		    strncmp(frames[i].base, "ld-linux", 8) != 0)
+			return false;
+	return n > 0;
+}
+
+size_t rec_check_main_n(struct rec_run *run, int32_t pid, const char *exe_path,
+			unsigned min_percent, size_t min_samples)
+{
+	size_t i, total = 0, reached = 0, loader = 0, shown = 0;
 	size_t count = sp_snapshot_sample_count(run->snap);
 	struct rec_frame frames[REC_MAX_FRAMES];
 	struct sp_sample s;
@@ -458,15 +469,25 @@ size_t rec_check_main(struct rec_run *run, int32_t pid, const char *exe_path,
 
 		if (s.pid != pid)
 			continue;
-		total++;
-		if (rec_reaches_main(frames, n, exe_path))
+		if (rec_in_loader_start(frames, n))
+			loader++;
+		else if (total++, rec_reaches_main(frames, n, exe_path))
 			reached++;
 		else if (shown++ < 3)
 			rec_print_stack("does not reach main", &s, frames, n);
 	}
-	fprintf(stderr, "pid %d: %zu of %zu samples reach main of %s\n",
-		(int)pid, reached, total, exe_path);
-	CHECK(total >= REC_MIN_SAMPLES);
+	fprintf(stderr,
+		"pid %d: %zu of %zu samples reach main of %s (%zu more in the "
+		"loader's start)\n",
+		(int)pid, reached, total, exe_path, loader);
+	CHECK(total >= min_samples);
 	CHECK(reached * 100 >= total * min_percent);
-	return total;
+	return total + loader;
+}
+
+size_t rec_check_main(struct rec_run *run, int32_t pid, const char *exe_path,
+		      unsigned min_percent)
+{
+	return rec_check_main_n(run, pid, exe_path, min_percent,
+				REC_MIN_SAMPLES);
 }

@@ -83,11 +83,24 @@ void rec_print_stack(const char *why, const struct sp_sample *s,
 		     const struct rec_frame *frames, size_t n);
 
 /*
+ * rec_in_loader_start: every frame is a user frame of the dynamic loader
+ * and none is a truncation marker: the process before main existed (ld.so
+ * relocating, loading libraries), a complete stack that cannot reach main.
+ * A busy machine makes that phase long enough to be sampled.
+ */
+bool rec_in_loader_start(const struct rec_frame *frames, size_t n);
+
+/*
  * rec_check_main checks that at least @min_percent of the samples of
  * process @pid reach main of @exe_path and that there are at least
- * REC_MIN_SAMPLES of them; prints the first stacks that do not.
- * @return the number of samples of @pid.
+ * @min_samples of them; prints the first stacks that do not. Samples of
+ * the loader's start (rec_in_loader_start) count in neither.
+ * @return the number of samples of @pid, loader samples included.
  */
+size_t rec_check_main_n(struct rec_run *run, int32_t pid, const char *exe_path,
+			unsigned min_percent, size_t min_samples);
+
+/* rec_check_main is rec_check_main_n with REC_MIN_SAMPLES. */
 size_t rec_check_main(struct rec_run *run, int32_t pid, const char *exe_path,
 		      unsigned min_percent);
 

@@ -90,6 +90,14 @@ static inline void sys_sleep_ms(long ms)
 }
 
 /* Opens a system-mode recorder at 999 Hz into @run->spool, or skips. */
+static void sys_log(void *ctx, enum sp_log_level level, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "log %d: %s\n", (int)level, msg);
+}
+
+static const struct sp_logger sys_logger = { sys_log, NULL, SP_LOG_DEBUG };
+
 static inline struct sp_recorder *sys_open(struct rec_run *run,
 					   const struct sp_system_opts *so)
 {
@@ -100,6 +108,8 @@ static inline struct sp_recorder *sys_open(struct rec_run *run,
 
 	memset(run, 0, sizeof(*run));
 	opts.sample_hz = 999;
+	if (getenv("SP_TEST_LOG"))
+		opts.logger = &sys_logger;
 	opts.threads = test_threads();
 	snprintf(run->spool, sizeof(run->spool), "%s/sp-sys-%d.spool",
 		 dir && *dir ? dir : "/tmp", (int)getpid());
@@ -149,25 +159,7 @@ static inline void sys_finish(struct sp_recorder *rec, struct rec_run *run)
 static inline void sys_check_main(struct rec_run *run, int32_t pid,
 				  const char *exe, unsigned min_percent)
 {
-	struct rec_frame frames[REC_MAX_FRAMES];
-	size_t i, n, total = 0, reached = 0, shown = 0;
-	size_t count = sp_snapshot_sample_count(run->snap);
-	struct sp_sample s;
-
-	for (i = 0; i < count; i++) {
-		n = rec_stack(run, i, &s, frames);
-		if (s.pid != pid)
-			continue;
-		total++;
-		if (rec_reaches_main(frames, n, exe))
-			reached++;
-		else if (shown++ < 3)
-			rec_print_stack("does not reach main", &s, frames, n);
-	}
-	fprintf(stderr, "pid %d: %zu of %zu samples reach main of %s\n",
-		(int)pid, reached, total, exe);
-	CHECK(total >= SYS_MIN_SAMPLES);
-	CHECK(reached * 100 >= total * min_percent);
+	rec_check_main_n(run, pid, exe, min_percent, SYS_MIN_SAMPLES);
 }
 
 /* Samples of @pid in the spool. */

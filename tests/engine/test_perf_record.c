@@ -27,7 +27,10 @@ static size_t finish(uint16_t type, uint16_t misc)
 	return pos * 8;
 }
 
-/* A kernel-mode sample: 2 kernel ips, 20 regs (value = 100 + index). */
+/*
+ * A kernel-mode sample: 2 kernel ips, the build's registers (20 on
+ * x86-64, 33 on AArch64; value = 100 + index).
+ */
 static size_t make_sample(uint64_t stack_size, uint64_t dyn)
 {
 	uint64_t i;
@@ -44,7 +47,7 @@ static size_t make_sample(uint64_t stack_size, uint64_t dyn)
 	put(0xffffffff81000010ull);
 	put(0xffffffff81000020ull);
 	put(PERF_SAMPLE_REGS_ABI_64);
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < (uint64_t)__builtin_popcountll(SP__PERF_REGS_MASK); i++)
 		put(100 + i);
 	put(stack_size);
 	for (i = 0; i < stack_size / 8; i++)
@@ -69,7 +72,19 @@ static void test_sample(void)
 	CHECK_EQ(s.nr_ips, 3);
 	CHECK_EQ(s.stack_len, 40);
 	CHECK_EQ(s.regs.abi, SP_REGS_ABI_64);
+#if defined(__aarch64__)
+	/* perf order X0..X28, X29, LR, SP, PC: the DWARF numbers. */
+	CHECK_EQ(s.regs.arch, SP_ARCH_AARCH64);
+	CHECK_EQ(s.regs.r[0], 100);
+	CHECK_EQ(s.regs.r[SP_AARCH64_X19], 119);
+	CHECK_EQ(s.regs.r[SP_AARCH64_X29], 129);
+	CHECK_EQ(s.regs.r[SP_AARCH64_X30], 130);
+	CHECK_EQ(s.regs.r[SP_AARCH64_SP], 131);
+	CHECK_EQ(s.regs.r[SP_AARCH64_PC], 132);
+	CHECK_EQ(s.regs.valid, 0x1ffffffffull);
+#else
 	/* perf order AX,BX,CX,DX,SI,DI,BP,SP,IP,FLAGS,CS,SS,R8..R15 */
+	CHECK_EQ(s.regs.arch, SP_ARCH_X86_64);
 	CHECK_EQ(s.regs.r[SP_X86_64_RAX], 100);
 	CHECK_EQ(s.regs.r[SP_X86_64_RBX], 101);
 	CHECK_EQ(s.regs.r[SP_X86_64_RCX], 102);
@@ -82,6 +97,16 @@ static void test_sample(void)
 	CHECK_EQ(s.regs.r[SP_X86_64_R8], 112);
 	CHECK_EQ(s.regs.r[SP_X86_64_R15], 119);
 	CHECK_EQ(s.regs.valid, 0x1ffffu);
+#endif
+	{
+		uint64_t pc, sp;
+
+		/* The same registers by role, whatever the numbering. */
+		CHECK_OK(sp_regs_get(&s.regs, SP_REG_PC, &pc));
+		CHECK_OK(sp_regs_get(&s.regs, SP_REG_SP, &sp));
+		CHECK(pc == 108 || pc == 132);
+		CHECK(sp == 107 || sp == 131);
+	}
 	/* Every shorter length is rejected, never read past. */
 	for (cut = 0; cut < len; cut += 8) {
 		struct perf_event_header h = { PERF_RECORD_SAMPLE, 0,

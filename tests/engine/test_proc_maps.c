@@ -79,7 +79,12 @@ static void test_self(void)
 
 	CHECK_OK(sp__proc_stat(getpid(), 0, &start, &st));
 	CHECK(start > 0);
-	CHECK_EQ(st, 'R');
+	/* qemu-user emulates /proc/self/stat and writes 0 for the state. */
+	if (st == '0')
+		fprintf(stderr,
+			"state not checked: /proc/self/stat emulated\n");
+	else
+		CHECK_EQ(st, 'R');
 	CHECK_EQ_INT(sp__proc_tgid(getpid()), getpid());
 }
 

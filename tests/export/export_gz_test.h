@@ -242,13 +242,17 @@ struct gzt_stacks {
 	size_t n, cap;
 };
 
-/* Appends @s to @buf, invalid UTF-8 bytes as U+FFFD (what JSON/proto3 carry). */
-static void gzt_append_utf8(char **buf, size_t *len, const char *s)
+/*
+ * Appends @s to @buf as the exports write names: control bytes and
+ * invalid UTF-8 bytes as the text \xNN (sp_text_escape(), issue 20 item
+ * 15); @raw appends the model's own separators as they are.
+ */
+static void gzt_append(char **buf, size_t *len, const char *s, bool raw)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0;
 
-	*buf = realloc(*buf, *len + 3 * n + 2);
+	*buf = realloc(*buf, *len + 4 * n + 2);
 	CHECK_PTR(*buf);
 	while (i < n) {
 		size_t k = 0;
@@ -266,13 +270,16 @@ static void gzt_append_utf8(char **buf, size_t *len, const char *s)
 			 (p[i + 1] & 0xc0) == 0x80 &&
 			 (p[i + 2] & 0xc0) == 0x80 && (p[i + 3] & 0xc0) == 0x80)
 			k = 4;
+		if (k == 1 && (c < 0x20 || c == 0x7f) && !raw)
+			k = 0;
+		if (k == 2 && c == 0xc2 && p[i + 1] <= 0x9f)
+			k = 0;
 		if (k) {
 			memcpy(*buf + *len, p + i, k);
 			*len += k;
 			i += k;
 		} else {
-			memcpy(*buf + *len, "\xef\xbf\xbd", 3);
-			*len += 3;
+			*len += (size_t)sprintf(*buf + *len, "\\x%02x", c);
 			i++;
 		}
 	}
@@ -307,10 +314,10 @@ static char *gzt_key(int32_t tid, const char *const *names, size_t n,
 
 	*len = 0;
 	snprintf(num, sizeof(num), "%d", tid);
-	gzt_append_utf8(&buf, len, num);
+	gzt_append(&buf, len, num, false);
 	for (i = 0; i < n; i++) {
-		gzt_append_utf8(&buf, len, "\x1f");
-		gzt_append_utf8(&buf, len, names[i]);
+		gzt_append(&buf, len, "\x1f", true);
+		gzt_append(&buf, len, names[i], false);
 	}
 	return buf;
 }

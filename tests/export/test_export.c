@@ -179,17 +179,22 @@ static void lines_free(struct lines *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Folded sanitizing; @utf8fix also maps invalid bytes to U+FFFD. */
+/*
+ * Folded sanitizing. The invalid byte 0xff of the test's JIT name reads
+ * "\xff" in every format (sp_text_escape(), issue 20 item 15), also in
+ * the JSON and SVG outputs (@utf8fix once mapped it to U+FFFD there).
+ */
 static void append_name(char *buf, size_t cap, const char *s, bool utf8fix)
 {
 	size_t n = strlen(buf);
 	const unsigned char *p;
 
-	for (p = (const unsigned char *)s; *p && n + 4 < cap; p++) {
+	(void)utf8fix;
+	for (p = (const unsigned char *)s; *p && n + 5 < cap; p++) {
 		if (*p == ';')
 			buf[n++] = ':';
-		else if (utf8fix && *p == 0xff)
-			n += (size_t)sprintf(buf + n, "\xef\xbf\xbd");
+		else if (*p == 0xff)
+			n += (size_t)sprintf(buf + n, "\\xff");
 		else
 			buf[n++] = (char)*p;
 	}
@@ -344,7 +349,8 @@ static void test_folded(void)
 	CHECK(strstr(text, "4242;4242;ex_root;ex_middle;ex_leaf 30\n"));
 	CHECK(strstr(text,
 		     "4242;4243;<stack truncated>;ex_middle;ex_leaf 4\n"));
-	CHECK(strstr(text, "jit \"q\" <a> & b:c \xff end 5\n"));
+	/* The invalid byte is escaped text, as on any other output. */
+	CHECK(strstr(text, "jit \"q\" <a> & b:c \\xff end 5\n"));
 	free(text);
 	lines_free(&got);
 	lines_free(&want);
@@ -362,7 +368,7 @@ static void test_folded(void)
 	o = export_opts(SP_EXPORT_ANNOTATE_KIND, 0);
 	text = run(spool_path, SP_EXPORT_FOLDED, &o, &len);
 	CHECK(strstr(text, "_[k] 7\n"));
-	CHECK(strstr(text, "_[p];jit \"q\" <a> & b:c \xff end_[j] 5\n"));
+	CHECK(strstr(text, "_[p];jit \"q\" <a> & b:c \\xff end_[j] 5\n"));
 	free(text);
 	o = export_opts(0, 5151);
 	text = run(spool_path, SP_EXPORT_FOLDED, &o, &len);
@@ -383,7 +389,7 @@ static void test_speedscope(void)
 
 	got = parse(out, olen);
 	check_same(&got, &want);
-	CHECK(strstr(json, "\"name\":\"jit \\\"q\\\" <a> & b;c \\ufffd end\""));
+	CHECK(strstr(json, "\"name\":\"jit \\\"q\\\" <a> & b;c \\\\xff end\""));
 	free(out);
 	free(json);
 	lines_free(&got);
@@ -400,9 +406,8 @@ static void test_svg(enum sp_export_format fmt)
 	CHECK(!strncmp(out, "TOTAL 49\n", 9));
 	CHECK(strstr(out, "\nex_middle\n"));
 	CHECK(strstr(out, "\n<stack truncated>\n"));
-	CHECK(strstr(out, "\njit \"q\" <a> & b;c \xef\xbf\xbd end\n"));
-	CHECK(strstr(svg,
-		     "jit &quot;q&quot; &lt;a&gt; &amp; b;c &#xFFFD; end"));
+	CHECK(strstr(out, "\njit \"q\" <a> & b;c \\xff end\n"));
+	CHECK(strstr(svg, "jit &quot;q&quot; &lt;a&gt; &amp; b;c \\xff end"));
 	CHECK(strstr(svg, "class=\"f t\""));
 	CHECK(!strstr(svg, "href")); /* no external resources */
 	if (have("xmllint")) {

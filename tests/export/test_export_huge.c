@@ -18,35 +18,10 @@
 #include <stackpulse.h>
 
 #include "check.h"
+#include "peak_alloc.h"
 
 #define SAMPLES 1000000u
 #define PEAK_LIMIT (12u << 20)
-
-struct counting {
-	size_t live, peak;
-};
-
-static void *count_alloc(void *ctx, size_t size, size_t align)
-{
-	struct counting *c = ctx;
-	void *p = NULL;
-
-	if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
-			   size))
-		return NULL;
-	c->live += size;
-	if (c->live > c->peak)
-		c->peak = c->live;
-	return p;
-}
-
-static void count_free(void *ctx, void *ptr, size_t size)
-{
-	struct counting *c = ctx;
-
-	c->live -= size;
-	free(ptr);
-}
 
 struct tally {
 	uint64_t bytes;
@@ -113,8 +88,8 @@ int main(void)
 		SP_EXPORT_SPEEDSCOPE,
 	};
 	char dir[] = "/tmp/sp-export-huge-XXXXXX", path[64], cmd[80];
-	struct counting c = { 0 };
-	struct sp_allocator a = { count_alloc, count_free, &c };
+	struct peak_count c = { 0 };
+	struct sp_allocator a = peak_count_hook(&c);
 	struct sp_symbolizer_opts so = { .size = sizeof(so),
 					 .allocator = &a,
 					 .flags = SP_SYMBOLIZER_NO_KERNEL |

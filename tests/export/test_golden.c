@@ -322,6 +322,35 @@ static struct buf protoc_text(const struct buf *pb)
 	return text;
 }
 
+/*
+ * The Firefox format names each library's architecture: the one the
+ * library was built for. The goldens were made on x86-64; another build
+ * compares with its name put back to that one.
+ */
+static void arch_as_golden(struct buf *b)
+{
+	char from[32];
+	const char *to = "\"arch\":\"x86_64\"";
+	size_t flen, tlen = strlen(to), i = 0, o = 0;
+
+	snprintf(from, sizeof(from), "\"arch\":\"%s\"",
+		 sp_arch_name(SP_ARCH_NATIVE));
+	flen = strlen(from);
+	if (flen < tlen || strcmp(from, to) == 0)
+		return;
+	while (i < b->len) {
+		if (b->len - i >= flen &&
+		    memcmp(b->data + i, from, flen) == 0) {
+			memcpy(b->data + o, to, tlen);
+			i += flen;
+			o += tlen;
+		} else {
+			b->data[o++] = b->data[i++];
+		}
+	}
+	b->len = o;
+}
+
 static struct buf export(const char *spool, const struct output_def *o)
 {
 	struct sp_native_symbolizer plugin = { .lookup = plugin_lookup };
@@ -348,6 +377,8 @@ static struct buf export(const char *spool, const struct output_def *o)
 		b = gunzip(data, b.len);
 	}
 	sp_sink_free(sink);
+	if (o->format == SP_EXPORT_FIREFOX)
+		arch_as_golden(&b);
 	if (o->post != PROTOC)
 		return b;
 	pb = b;

@@ -32,6 +32,15 @@ _Static_assert(offsetof(struct sp_jit_stats, names_lost) == 136,
 	       "sp_jit_stats");
 _Static_assert(sizeof(struct sp_logger) == 24, "sp_logger");
 _Static_assert(sizeof(struct sp_sink_ops) == 32, "sp_sink_ops");
+/* One register set for every architecture: the indices change meaning. */
+_Static_assert(SP_REGS_MAX >= SP_X86_64_NREGS, "sp_regs x86-64");
+_Static_assert(SP_REGS_MAX >= SP_AARCH64_NREGS, "sp_regs AArch64");
+_Static_assert(sizeof(struct sp_regs) == 280, "sp_regs");
+_Static_assert(offsetof(struct sp_regs, valid) == 264, "sp_regs");
+_Static_assert(offsetof(struct sp_regs, arch) == 272, "sp_regs");
+_Static_assert(offsetof(struct sp_regs, abi) == 276, "sp_regs");
+_Static_assert(sizeof(((struct sp_regs *)0)->valid) * 8 >= SP_REGS_MAX,
+	       "a valid bit per register");
 
 int main(void)
 {
@@ -41,5 +50,13 @@ int main(void)
 	CHECK_EQ_INT(SP_ETRUNCATED, -4001);
 	CHECK_EQ_INT(SP_ENOCFI, -4008);
 	CHECK(strcmp(sp_version(), "0.1.0") == 0);
+	/* The architecture tags and their names. */
+	CHECK(sp_unwind_arch() == SP_ARCH_X86_64 ||
+	      sp_unwind_arch() == SP_ARCH_AARCH64);
+	CHECK(strcmp(sp_arch_name(SP_ARCH_X86_64), "x86_64") == 0);
+	CHECK(strcmp(sp_arch_name(SP_ARCH_AARCH64), "aarch64") == 0);
+	CHECK(strcmp(sp_arch_name(SP_ARCH_NATIVE),
+		     sp_arch_name(sp_unwind_arch())) == 0);
+	CHECK(sp_arch_name(3) == NULL);
 	return T_EXIT_PASS;
 }

@@ -287,14 +287,14 @@ static int oracle_step(struct oracle *o, const struct sp__cfi_table *table,
 	int ret = -1;
 
 	*signal = false;
-	next.r[SP_X86_64_RIP] = UNWRITTEN;
+	next.r[SP__ARCH_PC] = UNWRITTEN;
 	if (row) {
 		ret = sp__arch_step_cfi(table, row, &o->stack, cur, &next,
 					&fail);
 		/* A caller judged (check_next) by a RIP the step never set:
 		 * the unwinder's result would depend on stack garbage. */
 		FUZZ_CHECK(
-			next.r[SP_X86_64_RIP] != UNWRITTEN ||
+			next.r[SP__ARCH_PC] != UNWRITTEN ||
 			ret == SP__STEP_END ||
 			(ret < 0 &&
 			 fail.fallback != SP_FALLBACK_DWARF_DID_NOT_ADVANCE &&
@@ -328,7 +328,7 @@ static int oracle_frames(struct oracle *o, const struct sp_regs *regs)
 	enum sp_unwind_fallback reason;
 	const struct sp_mapping *m;
 	struct sp_regs cur = *regs;
-	uint64_t pc = cur.r[SP_X86_64_RIP], back = 0;
+	uint64_t pc = cur.r[SP__ARCH_PC], back = 0;
 	bool signal;
 	int ret;
 
@@ -347,14 +347,14 @@ static int oracle_frames(struct oracle *o, const struct sp_regs *regs)
 			return 0;
 		/* Leaf exact; callers at the call site unless a signal. */
 		back = signal ? 0 : 1;
-		pc = cur.r[SP_X86_64_RIP] - back;
+		pc = cur.r[SP__ARCH_PC] - back;
 	}
 }
 
 static bool oracle_can_step(struct oracle *o, const struct sp_regs *regs)
 {
 	enum sp_sample_error error;
-	uint64_t pc = regs->r[SP_X86_64_RIP];
+	uint64_t pc = regs->r[SP__ARCH_PC];
 
 	if (sp__arch_check_regs(regs, &error)) {
 		o->st.errors[error]++;
@@ -392,6 +392,29 @@ out_counted:
 
 /* ---- the input: a synthesized stack ------------------------------------- */
 
+/*
+ * The build's rule sets: the frame pointer's slot, the rows a frame can
+ * be laid out for (not the RA-in-X30 rows of AArch64, whose caller needs
+ * the link register), and whether a frame-pointer step leaves SP a guess
+ * that the next SP-relative row recovers through X29 (AArch64).
+ */
+#if defined(__aarch64__)
+static int8_t row_fp(const struct sp__cfi_rules *row)
+{
+	return row->fp;
+}
+#define ROW_NO_SYNTH                                                           \
+	(SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL | SP__ROW_RA_LR)
+#define FP_STEP_GUESSES_SP true
+#else
+static int8_t row_fp(const struct sp__cfi_rules *row)
+{
+	return row->rbp;
+}
+#define ROW_NO_SYNTH (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL)
+#define FP_STEP_GUESSES_SP false
+#endif
+
 struct synth {
 	uint8_t *buf; /* STACK_MAX bytes at STACK_ADDR */
 	size_t len;   /* bytes written up to: the copy's length */
@@ -400,6 +423,7 @@ struct synth {
 	/* Where the frame's RBP comes from: buf offset, RBP_IN_REGS (the
 	 * leaf's register) or RBP_FIXED (already used, cannot change). */
 	int64_t rbp_from;
+	bool after_fp; /* the frame was reached by a frame-pointer step */
 };
 
 #define RBP_IN_REGS (-1)
@@ -437,7 +461,7 @@ static void put(struct synth *s, uint64_t addr, uint64_t v)
 static void set_rbp(struct synth *s, uint64_t v)
 {
 	if (s->rbp_from == RBP_IN_REGS)
-		s->regs.r[SP_X86_64_RBP] = v;
+		s->regs.r[SP__ARCH_FP] = v;
 	else if (s->rbp_from >= 0)
 		put(s, STACK_ADDR + (uint64_t)s->rbp_from, v);
 	s->rbp_from = RBP_FIXED;
@@ -453,10 +477,11 @@ static void synth_fp(struct synth *s, const uint8_t *rec, uint64_t ra)
 		put(s, bp + 8, ra);
 	s->rbp_from = (int64_t)(bp - STACK_ADDR);
 	s->sp = bp + 16;
+	s->after_fp = true;
 }
 
 /* The deepest slot below the CFA that @saves names, in words. */
-static uint64_t max_save(uint32_t saves)
+static uint64_t max_save(uint64_t saves)
 {
 	uint64_t n = 0;
 
@@ -475,14 +500,19 @@ static bool synth_cfi(struct synth *s, const struct sp__cfi_rules *row,
 		      const uint8_t *rec, uint64_t ra)
 {
 	uint64_t cfa, fill = rec[6] | (uint64_t)rec[7] << 8;
-	uint32_t saves;
+	uint64_t saves;
 	unsigned n;
 
-	if (row->flags & (SP__ROW_EXTRA | SP__ROW_RA_UNDEF | SP__ROW_SIGNAL))
+	if (row->flags & ROW_NO_SYNTH)
 		return false;
-	if (row->cfa_reg == SP_X86_64_RSP && row->cfa_off > 0) {
+	if (FP_STEP_GUESSES_SP && s->after_fp && row->cfa_reg == SP__ARCH_SP &&
+	    (row->flags & SP__ROW_FP_SAVED)) {
+		/* SP is a guess: the CFA comes from X29, its own slot. */
+		cfa = s->sp + 8 * (max_save(row->saves) + 2 + (rec[4] & 31));
+		set_rbp(s, cfa + 8 * (uint64_t)(int64_t)row_fp(row));
+	} else if (row->cfa_reg == SP__ARCH_SP && row->cfa_off > 0) {
 		cfa = s->sp + (uint64_t)row->cfa_off;
-	} else if (row->cfa_reg == SP_X86_64_RBP) {
+	} else if (row->cfa_reg == SP__ARCH_FP) {
 		cfa = s->sp + 8 * (max_save(row->saves) + 2 + (rec[4] & 31));
 		set_rbp(s, cfa - (uint64_t)(int64_t)row->cfa_off);
 	} else {
@@ -493,14 +523,16 @@ static bool synth_cfi(struct synth *s, const struct sp__cfi_rules *row,
 			put(s, cfa - 8 * n, STACK_ADDR + 8 * (fill & 0xff));
 	if (!(rec[5] & REC_NO_RA))
 		put(s, cfa + 8 * (uint64_t)(int64_t)row->ra, ra);
-	if (row->flags & SP__ROW_RBP_SAVED) {
-		put(s, cfa + 8 * (uint64_t)(int64_t)row->rbp, 0);
-		s->rbp_from = (int64_t)(cfa + 8 * (uint64_t)(int64_t)row->rbp -
-					STACK_ADDR);
-	} else if (row->flags & SP__ROW_RBP_UNDEF) {
+	if (row->flags & SP__ROW_FP_SAVED) {
+		put(s, cfa + 8 * (uint64_t)(int64_t)row_fp(row), 0);
+		s->rbp_from =
+			(int64_t)(cfa + 8 * (uint64_t)(int64_t)row_fp(row) -
+				  STACK_ADDR);
+	} else if (row->flags & SP__ROW_FP_UNDEF) {
 		s->rbp_from = RBP_FIXED;
 	}
 	s->sp = cfa;
+	s->after_fp = false;
 	return true;
 }
 
@@ -540,7 +572,7 @@ static void synth_records(struct synth *s, const uint8_t *recs, size_t nrec,
 	uint64_t pc, ra;
 
 	pc = code_addr(recs[0], (uint32_t)rd32(recs + 1) & 0xffffff);
-	s->regs.r[SP_X86_64_RIP] = pc;
+	s->regs.r[SP__ARCH_PC] = pc;
 	for (i = 0; i < total && s->sp - STACK_ADDR < STACK_MAX; i++) {
 		const uint8_t *rec = recs + REC * (i % nrec);
 
@@ -596,20 +628,20 @@ static void synth_input(struct synth *s, const uint8_t *data, size_t size)
 	FUZZ_CHECK(s->buf != NULL);
 	s->sp = STACK_ADDR;
 	s->rbp_from = RBP_IN_REGS;
-	s->regs.valid = (1u << SP_X86_64_NREGS) - 1;
+	s->regs.valid = (1ull << SP__ARCH_NREGS) - 1;
 	s->regs.abi = SP_REGS_ABI_64;
-	for (i = 0; i < SP_X86_64_NREGS; i++)
+	for (i = 0; i < SP__ARCH_NREGS; i++)
 		s->regs.r[i] = STACK_ADDR + 8 * i;
-	s->regs.r[SP_X86_64_RSP] = STACK_ADDR;
-	s->regs.r[SP_X86_64_RBP] = 0;
-	s->regs.r[SP_X86_64_RIP] = code_addr(0, 0);
+	s->regs.r[SP__ARCH_SP] = STACK_ADDR;
+	s->regs.r[SP__ARCH_FP] = 0;
+	s->regs.r[SP__ARCH_PC] = code_addr(0, 0);
 	if (nrec)
 		synth_records(s, data + HDR, nrec, data[0] & CFG_REPEAT);
 	synth_patches(s, data + HDR + REC * nrec, size - HDR - REC * nrec);
 	if (data[0] & CFG_TRIM)
 		s->len -= s->len < data[3] ? s->len : data[3];
 	if (data[0] & CFG_DROP_REG)
-		s->regs.valid &= ~(1u << (data[4] % SP_X86_64_NREGS));
+		s->regs.valid &= ~(1ull << (data[4] % SP__ARCH_NREGS));
 	if (data[0] & CFG_ABI)
 		s->regs.abi = data[5] % 3;
 }

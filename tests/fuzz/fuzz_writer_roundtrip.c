@@ -502,7 +502,8 @@ static void run_zstd(const uint8_t *data, size_t size, struct outcome *out)
 	/* out->bytes is the compressed stream: decompress it for comparison. */
 	sp__mem_init(&mem, NULL);
 	sp__vec_init(&plain, 1);
-	FUZZ_CHECK(sp__unzstd_all(&mem, out->bytes, out->len, &plain) == 0);
+	FUZZ_CHECK(sp__unzstd_all(&mem, out->bytes, out->len, &plain, NULL) ==
+		   0);
 	free(out->bytes);
 	out->bytes = fuzz_dup(plain.data, plain.len);
 	out->len = plain.len;

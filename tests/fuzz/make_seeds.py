@@ -261,6 +261,58 @@ def writer_seeds(libpath):
             write(t, 'writer-%d-zstd' % seed, z)
             write(t, 'writer-%d-zstd-torn' % seed, z[:-3])
         write('decode', 'writer-%d-plain' % seed, plain)
+    bomb_seeds(lib)
+
+
+def zstd_of(lib, data):
+    """One zstd frame of @data, from the library's own zstd sink."""
+    vp = ctypes.c_void_p
+    mem, z = vp(), vp()
+    assert lib.sp_sink_new_memory(None, ctypes.byref(mem)) == 0
+    assert lib.sp_sink_new_zstd(mem, 3, None, ctypes.byref(z)) == 0
+    lib.sp_sink_write.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t]
+    assert lib.sp_sink_write(z, data, len(data)) == 0
+    out, length = vp(), ctypes.c_size_t()
+    assert lib.sp_sink_memory_data(mem, ctypes.byref(out),
+                                   ctypes.byref(length)) == 0
+    frame = ctypes.string_at(out, length.value)
+    lib.sp_sink_free.argtypes = [vp]
+    lib.sp_sink_free(z)
+    return frame
+
+
+def uvarint(v):
+    out = b''
+    while True:
+        out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+PATH_MAX_SPOOL = 1 << 20   # SP_SPOOL_PATH_MAX
+
+
+def module_claim(claim):
+    """A user module record whose path claims @claim bytes (no bytes)."""
+    return hx('01 00 0e 80 20 80 40 00 00 00 00 00 00') + uvarint(claim)
+
+
+def bomb_seeds(lib):
+    """Issue 20 item 10: path claims past SP_SPOOL_PATH_MAX, zstd and plain."""
+    seeds = {
+        # zstd, the bytes are there: corrupt, decided in constant memory
+        'zstd-path-over-max': zstd_of(lib, H + module_claim(
+            PATH_MAX_SPOOL + 1) + b'a' * (PATH_MAX_SPOOL + 1)),
+        # zstd, a 64 MiB claim with 256 KiB behind it: a cut-off tail
+        'zstd-path-claim-cut': zstd_of(lib, H + module_claim(64 << 20) +
+                                       b'a' * (256 << 10)),
+        # plain, a 2 MiB claim in a short file: a cut-off tail (L1)
+        'path-over-max-cut': H + module_claim(2 << 20) + b'/x' * 50,
+    }
+    for name, data in seeds.items():
+        for t in ('snapshot', 'replay_tail'):
+            write(t, name, data)
 
 
 # ---- fuzz_unwind: records a stack is synthesized from ----

@@ -198,11 +198,11 @@ static void test_object(const char *path)
 	CHECK(sp__cfi_table_find(t, caller->end - 1) != NULL);
 	sp__cfi_table_free(t);
 	sp__jit_elf_fini(&e);
-	/* Not x86-64: refused. */
-	obj[18] = EM_AARCH64;
+	/* Not the host's architecture: refused. */
+	obj[18] = SP__JIT_MACHINE == EM_X86_64 ? EM_AARCH64 : EM_X86_64;
 	CHECK_EQ_INT(sp__jit_elf_parse(&mem, obj, len, &e), SP_ECORRUPT);
 	/* Cut in half: refused, never read past the buffer. */
-	obj[18] = EM_X86_64;
+	obj[18] = SP__JIT_MACHINE;
 	CHECK_EQ_INT(sp__jit_elf_parse(&mem, obj, len / 2, &e), SP_ECORRUPT);
 	free(obj);
 }

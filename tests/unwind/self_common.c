@@ -14,8 +14,9 @@
  * sample_here() is the leaf of every captured stack: it records its own
  * registers at a known return address and copies the stack from its RSP
  * (or self_stack_bottom) up to the top of the stack region. Only the
- * callee-saved registers, RSP and RIP are captured, as the unwinder needs
- * nothing else at a call site.
+ * callee-saved registers, the stack pointer and the pc (and on AArch64
+ * the link register) are captured, as the unwinder needs nothing else at
+ * a call site.
  */
 uint64_t self_stack_top;
 uint64_t self_stack_bottom;
@@ -46,10 +47,9 @@ SELF_NOIPA void sample_here(struct self_sample *s)
 		return;
 	memset(&s->regs, 0, sizeof(s->regs));
 	sp_test_capture(&s->regs);
-	s->regs.valid = (1u << 3) | (1u << 6) | (1u << 7) | (0xfu << 12) |
-			(1u << 16);
+	s->regs.valid = SELF_CAPTURED;
 	s->regs.abi = SP_REGS_ABI_64;
-	from = self_stack_bottom ? self_stack_bottom : s->regs.r[7];
+	from = self_stack_bottom ? self_stack_bottom : s->regs.r[SELF_SP];
 	if (!top)
 		top = self_main_stack_top();
 	s->stack_len = (size_t)(top - from);

@@ -82,16 +82,23 @@ static void test_libc(void)
 	struct sp__cfi_table *t = build_for(pc, &bias);
 	size_t i;
 
+	/* At a function's entry: CFA = SP + 8, RA at CFA - 8 on x86-64;
+	 * CFA = SP, RA still in the link register on AArch64. */
 	row = sp__cfi_table_find(t, pc - bias);
 	CHECK(row != NULL);
-	CHECK_EQ(row->cfa_reg, SP_X86_64_RSP);
-	CHECK_EQ(row->cfa_off, 8);
+	CHECK_EQ(row->cfa_reg, SELF_SP);
 	CHECK(!(row->flags & SP__ROW_EXTRA));
-	CHECK_EQ(row->ra, -1);
 	CHECK_EQ(row->saves, 0);
+#if defined(__aarch64__)
+	CHECK_EQ(row->cfa_off, 0);
+	CHECK(row->flags & SP__ROW_RA_LR);
+#else
+	CHECK_EQ(row->cfa_off, 8);
+	CHECK_EQ(row->ra, -1);
+#endif
 	CHECK(sp__cfi_table_find(t, t->base - 1) == NULL);
 	CHECK(sp__cfi_table_find(t, t->base + t->span) == NULL);
-	CHECK(t->bytes <= t->nrows * 16);
+	CHECK(t->bytes <= t->nrows * (8 + sizeof(struct sp__cfi_rules)));
 	check_rules(t);
 	/* Sorted, strictly increasing, ends with a gap sentinel. */
 	CHECK_EQ(t->rows[0].pc, 0);
@@ -121,6 +128,26 @@ static void test_cfa_rbx(void)
 	const struct sp__cfi_rules *row;
 	struct sp__cfi_table *t = build_for(pc, &bias);
 
+#if defined(__aarch64__)
+	/* stp x29, x30, [sp, -32]!; str x19, [sp, 16]; mov x19, sp (12
+	 * bytes): then CFA = X19 + 32, X19 at CFA - 16 (slot 2 of its
+	 * field), X30 at CFA - 24, X29 at CFA - 32. */
+	row = sp__cfi_table_find(t, pc - bias + 12);
+	CHECK(row != NULL);
+	CHECK_EQ(row->cfa_reg, 19);
+	CHECK_EQ(row->cfa_off, 32);
+	CHECK(!(row->flags & SP__ROW_EXTRA));
+	CHECK_EQ(row->saves, 2);
+	CHECK_EQ(row->ra, -3);
+	CHECK(row->flags & SP__ROW_FP_SAVED);
+	CHECK_EQ(row->fp, -4);
+	row = sp__cfi_table_find(t, pc - bias);
+	CHECK(row != NULL);
+	CHECK_EQ(row->cfa_reg, SP_AARCH64_SP);
+	CHECK_EQ(row->cfa_off, 0);
+	CHECK(row->flags & SP__ROW_RA_LR);
+	CHECK_EQ(row->saves, 0);
+#else
 	/* push %rbx (1 byte), mov %rsp,%rbx (3 bytes): then CFA = RBX+16,
 	 * RBX saved at CFA - 16: slot 2 of RBX's packed field. */
 	row = sp__cfi_table_find(t, pc - bias + 4);
@@ -135,22 +162,31 @@ static void test_cfa_rbx(void)
 	CHECK_EQ(row->cfa_reg, SP_X86_64_RSP);
 	CHECK_EQ(row->cfa_off, 8);
 	CHECK_EQ(row->saves, 0);
+#endif
 	sp__cfi_table_free(t);
 }
 
-/* The PLT rule: CFA = RSP + 8 + ((RIP & 15) >= 11) * 8. */
+/*
+ * The x86-64 PLT rule: CFA = RSP + 8 + ((RIP & 15) >= 11) * 8, with the
+ * build's stack pointer and pc registers.
+ */
 static void test_plt_expr(void)
 {
-	static const uint8_t atoms[] = {
-		DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, DW_OP_lit11,
-		DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,	DW_OP_plus
-	};
+	static const uint8_t atoms[] = { DW_OP_breg0 + SELF_SP,
+					 DW_OP_breg0 + SELF_PC,
+					 DW_OP_lit15,
+					 DW_OP_and,
+					 DW_OP_lit11,
+					 DW_OP_ge,
+					 DW_OP_lit3,
+					 DW_OP_shl,
+					 DW_OP_plus };
 	struct sp__cfi_op ops[9];
 	struct sp__cfi_expr ex = { 0, 9 };
 	struct sp__cfi_table t = {
 		.exprs = &ex, .nexprs = 1, .ops = ops, .nops = 9
 	};
-	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_64 };
+	struct sp_regs regs = { .valid = SELF_ALL, .abi = SP_REGS_ABI_64 };
 	struct sp__stack stack = { 0 };
 	uint64_t v;
 	size_t i;
@@ -159,21 +195,25 @@ static void test_plt_expr(void)
 	for (i = 0; i < 9; i++)
 		ops[i].atom = atoms[i];
 	ops[0].number = 8;
-	regs.r[7] = 0x7000;
-	regs.r[16] = 0x1000 + 10;
+#if defined(__aarch64__)
+	ops[1].atom = DW_OP_bregx; /* PC is register 32: no breg of its own */
+	ops[1].number = SELF_PC;
+#endif
+	regs.r[SELF_SP] = 0x7000;
+	regs.r[SELF_PC] = 0x1000 + 10;
 	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
 	CHECK_EQ(v, 0x7008);
-	regs.r[16] = 0x1000 + 11;
+	regs.r[SELF_PC] = 0x1000 + 11;
 	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
 	CHECK_EQ(v, 0x7010);
 	/* A missing register, an unknown op, a bad index: errors. */
-	regs.valid &= ~(1u << 16);
+	regs.valid &= ~(1ull << SELF_PC);
 	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
 		 -EINVAL);
 	CHECK_EQ(sp__cfi_expr_eval(&t, 1, &regs, &stack, false, 0, &v),
 		 -EINVAL);
 	ops[3].atom = DW_OP_bra;
-	regs.valid |= 1u << 16;
+	regs.valid |= 1ull << SELF_PC;
 	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
 		 -EINVAL);
 }
@@ -181,26 +221,28 @@ static void test_plt_expr(void)
 /* breg7 160; deref (the __restore_rt CFA) reads only the stack copy. */
 static void test_deref(void)
 {
-	struct sp__cfi_op ops[2] = { { .atom = DW_OP_breg7, .number = 16 },
+	struct sp__cfi_op ops[2] = { { .atom = DW_OP_breg0 + SELF_SP,
+				       .number = 16 },
 				     { .atom = DW_OP_deref } };
 	struct sp__cfi_expr ex = { 0, 2 };
 	struct sp__cfi_table t = {
 		.exprs = &ex, .nexprs = 1, .ops = ops, .nops = 2
 	};
-	struct sp_regs regs = { .valid = 1u << 7, .abi = SP_REGS_ABI_64 };
+	struct sp_regs regs = { .valid = 1ull << SELF_SP,
+				.abi = SP_REGS_ABI_64 };
 	uint8_t bytes[24] = { 0 };
 	struct sp__stack stack = { bytes, sizeof(bytes), 0x5000 };
 	uint64_t v;
 
 	bytes[16] = 0x34;
 	bytes[17] = 0x12;
-	regs.r[7] = 0x5000;
+	regs.r[SELF_SP] = 0x5000;
 	CHECK_OK(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v));
 	CHECK_EQ(v, 0x1234);
-	regs.r[7] = 0x5001; /* the 8 bytes would run past the copy */
+	regs.r[SELF_SP] = 0x5001; /* the 8 bytes would run past the copy */
 	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
 		 -ERANGE);
-	regs.r[7] = UINT64_MAX - 4; /* wraps */
+	regs.r[SELF_SP] = UINT64_MAX - 4; /* wraps */
 	CHECK_EQ(sp__cfi_expr_eval(&t, 0, &regs, &stack, false, 0, &v),
 		 -ERANGE);
 }

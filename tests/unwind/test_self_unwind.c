@@ -238,11 +238,36 @@ SELF_NOIPA void test_depth_cap(void)
 }
 
 /*
- * A pc inside a PLT stub: the stub has a CFA expression. The sample is
- * synthesized from a real one: RIP = the stub the executable calls
- * dso_entry2 through (decoded from the call instruction before the return
- * address), RSP = the stack slot holding that return address, the
- * callee-saved registers captured just before the call.
+ * The PLT stub the executable calls dso_entry2 through, decoded from the
+ * call instruction before the return address @ra: x86-64 call rel32,
+ * AArch64 bl imm26.
+ */
+static uint64_t call_target(uint64_t ra)
+{
+#if defined(__aarch64__)
+	uint32_t insn;
+	int64_t imm;
+
+	memcpy(&insn, (const void *)(uintptr_t)(ra - 4), 4);
+	CHECK_EQ(insn >> 26, 0x25); /* bl */
+	imm = (int64_t)((uint64_t)(insn & 0x3ffffff) << 38) >> 36;
+	return ra - 4 + (uint64_t)imm;
+#else
+	int32_t rel;
+
+	CHECK_EQ(*(const uint8_t *)(uintptr_t)(ra - 5), 0xe8);
+	memcpy(&rel, (const void *)(uintptr_t)(ra - 4), 4);
+	return ra + (uint64_t)(int64_t)rel;
+#endif
+}
+
+/*
+ * A pc inside a PLT stub: on x86-64 the stub has a CFA expression; on
+ * AArch64 it has no CFI, and the unwinder's own row says the return
+ * address is in X30. The sample is synthesized from a real one: the pc =
+ * the stub, the stack pointer as at the call (on x86-64 the slot holding
+ * the return address, on AArch64 the caller's SP and X30 = the return
+ * address), the callee-saved registers captured just before the call.
  */
 SELF_NOIPA void test_plt_pc(struct sp_unwinder *u)
 {
@@ -250,7 +275,6 @@ SELF_NOIPA void test_plt_pc(struct sp_unwinder *u)
 	struct sp_unwind_stats st;
 	uint64_t ra = 0, slot = 0, v;
 	struct sp_regs at_call;
-	int32_t rel;
 	int n, i;
 
 	/* Callee-saved registers as they are at the call below. */
@@ -263,15 +287,21 @@ SELF_NOIPA void test_plt_pc(struct sp_unwinder *u)
 		    0)
 			ra = frames[i].abs_ip + 1;
 	CHECK(ra != 0);
-	CHECK_EQ(*(const uint8_t *)(uintptr_t)(ra - 5), 0xe8);
-	memcpy(&rel, (const void *)(uintptr_t)(ra - 4), 4);
+	memcpy(s.regs.r, at_call.r, sizeof(s.regs.r));
+	s.regs.r[SELF_PC] = call_target(ra);
+#if defined(__aarch64__)
+	/* SP as captured: a call uses no stack. (The saved return address
+	 * may be signed, so it is not looked for on the stack.) */
+	(void)v;
+	(void)slot;
+	s.regs.r[SELF_LR] = ra;
+#else
 	for (v = 0; v + 8 <= s.stack_len && !slot; v += 8)
 		if (memcmp(s.stack + v, &ra, 8) == 0)
 			slot = s.stack_addr + v;
 	CHECK(slot != 0);
-	memcpy(s.regs.r, at_call.r, sizeof(s.regs.r));
-	s.regs.r[16] = ra + (uint64_t)(int64_t)rel;
-	s.regs.r[7] = slot;
+	s.regs.r[SELF_SP] = slot;
+#endif
 	n = self_unwind(u, &s, frames, CAP, &st);
 	CHECK(self_expect(frames, n, 1,
 			  (const char *const[]){ "test_plt_pc", "main" }, 2));

@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "self.h"
@@ -52,6 +55,36 @@ void test_alt_separate(struct sp_unwinder *u);
 
 #define CAP 256
 
+/*
+ * The interrupted pc and stack pointer; and where the handler returns
+ * to: libc's __restore_rt on x86-64; on AArch64 the vDSO's
+ * __kernel_rt_sigreturn, or with SA_RESTORER (raw_install) a restorer
+ * of ours with the same CFI, which is what qemu-user (no vDSO) can run.
+ */
+#if defined(__aarch64__)
+static uint64_t uc_pc(const ucontext_t *uc)
+{
+	return uc->uc_mcontext.pc;
+}
+
+static uint64_t uc_sp(const ucontext_t *uc)
+{
+	return uc->uc_mcontext.sp;
+}
+#define TRAMPOLINE_FILE "linux-vdso.so.1"
+#else
+static uint64_t uc_pc(const ucontext_t *uc)
+{
+	return (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+}
+
+static uint64_t uc_sp(const ucontext_t *uc)
+{
+	return (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+}
+#define TRAMPOLINE_FILE "libc.so"
+#endif
+
 static struct sp_frame frames[CAP];
 static struct self_sample sig_sample;
 static uint64_t sig_ra; /* the handler's return address: the trampoline */
@@ -66,12 +99,12 @@ SELF_NOIPA void on_usr1(int sig, siginfo_t *info, void *uc_)
 	(void)sig;
 	(void)info;
 	/* Sample only once the main thread spins in chain_spin (tiny). */
-	pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	pc = uc_pc(uc);
 	if (pc < (uint64_t)(uintptr_t)chain_spin ||
 	    pc >= (uint64_t)(uintptr_t)chain_spin + 256)
 		return;
 	if (copy_from_interrupted)
-		self_stack_bottom = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+		self_stack_bottom = uc_sp(uc);
 	sample_here(&sig_sample);
 	sig_ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	self_stack_bottom = 0;
@@ -102,10 +135,41 @@ SELF_NOIPA void run_spin(void)
 	CHECK(sig_sample.taken);
 }
 
+static int own_restorer; /* AArch64: handlers return to ours */
+
+#if defined(__aarch64__)
+/* The kernel's struct sigaction (asm-generic), for SA_RESTORER. */
+struct ksigaction {
+	void (*handler)(int, siginfo_t *, void *);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+#define KSA_RESTORER 0x04000000ul
+
+static void raw_install(int flags)
+{
+	struct ksigaction ka = {
+		.handler = on_usr1,
+		.flags = SA_SIGINFO | (unsigned long)flags | KSA_RESTORER,
+		.restorer = sp_test_sigreturn,
+	};
+
+	CHECK_EQ(syscall(SYS_rt_sigaction, SIGUSR1, &ka, NULL, 8), 0);
+}
+#endif
+
 static void install(int flags)
 {
 	struct sigaction sa;
 
+#if defined(__aarch64__)
+	if (own_restorer) {
+		raw_install(flags);
+		return;
+	}
+#endif
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_usr1;
 	sa.sa_flags = SA_SIGINFO | flags;
@@ -123,9 +187,15 @@ static int unwind_signal(struct sp_unwinder *u, struct sp_unwind_stats *st)
 			  (const char *const[]){ "sample_here", "on_usr1" },
 			  2));
 	CHECK(n > 3);
-	self_name(frames[2].abs_ip, &file);
-	CHECK(strstr(file, "libc.so") != NULL);
+	/* The trampoline's frame is at the return address itself. */
 	CHECK_EQ(frames[2].abs_ip, sig_ra);
+	if (own_restorer) {
+		CHECK(strcmp(self_name(frames[2].abs_ip, &file),
+			     "sp_test_sigreturn") == 0);
+	} else {
+		self_name(frames[2].abs_ip, &file);
+		CHECK(strstr(file, TRAMPOLINE_FILE) != NULL);
+	}
 	CHECK(self_expect(frames, n, 3, (const char *const[]){ "chain_spin" },
 			  1));
 	return n;
@@ -162,8 +232,8 @@ SELF_NOIPA void test_alt_inside_main(struct sp_unwinder *u)
 	ss.ss_flags = SS_DISABLE;
 	CHECK_EQ(sigaltstack(&ss, NULL), 0);
 	/* The handler ran on the alternate stack, above chain_spin's frame. */
-	CHECK(sig_sample.regs.r[7] >= (uint64_t)(uintptr_t)altbuf);
-	CHECK(sig_sample.regs.r[7] <
+	CHECK(sig_sample.regs.r[SELF_SP] >= (uint64_t)(uintptr_t)altbuf);
+	CHECK(sig_sample.regs.r[SELF_SP] <
 	      (uint64_t)(uintptr_t)altbuf + sizeof(altbuf));
 	n = unwind_signal(u, &st);
 	CHECK(self_expect(frames, n, 4,
@@ -191,8 +261,16 @@ SELF_NOIPA void test_alt_separate(struct sp_unwinder *u)
 	ss.ss_flags = SS_DISABLE;
 	CHECK_EQ(sigaltstack(&ss, NULL), 0);
 	n = unwind_signal(u, &st);
+#if defined(__aarch64__)
+	/* chain_spin keeps its return address in X30, which the signal
+	 * frame restored: its caller needs no stack, then the copy ends. */
+	CHECK_EQ(n, 6);
+	CHECK(self_expect(frames, n, 4, (const char *const[]){ "run_spin" },
+			  1));
+#else
 	CHECK_EQ(n, 5);
-	CHECK_EQ(frames[4].mode, SP_FRAME_TRUNCATED);
+#endif
+	CHECK_EQ(frames[n - 1].mode, SP_FRAME_TRUNCATED);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_STACK_TRUNCATED], 1);
 	CHECK_EQ(st.truncated, 1);
 	free(sig_sample.stack);
@@ -208,6 +286,19 @@ int main(void)
 	return T_EXIT_SKIP;
 #endif
 	CHECK_OK(sp_unwinder_new(NULL, &u));
+#if defined(__aarch64__)
+	/* Our restorer always; the vDSO's when there is one (not qemu). */
+	own_restorer = 1;
+	test_normal_stack(u);
+	test_alt_inside_main(u);
+	test_alt_separate(u);
+	own_restorer = 0;
+	if (!getauxval(AT_SYSINFO_EHDR)) {
+		fprintf(stderr, "no vDSO: __kernel_rt_sigreturn not tested\n");
+		sp_unwinder_free(u);
+		return T_EXIT_PASS;
+	}
+#endif
 	test_normal_stack(u);
 	test_alt_inside_main(u);
 	test_alt_separate(u);

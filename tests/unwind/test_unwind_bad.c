@@ -47,36 +47,36 @@ static int unwind_raw(struct sp_unwinder *u, const struct sp_regs *regs,
 
 static void test_bad_regs(struct sp_unwinder *u)
 {
-	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_32 };
+	struct sp_regs regs = { .valid = SELF_ALL, .abi = SP_REGS_ABI_32 };
 	struct sp_unwind_stats st;
 	uint64_t stack[4] = { 0 };
 	int n;
 
-	regs.r[16] = (uint64_t)(uintptr_t)chain_a;
-	regs.r[7] = (uint64_t)(uintptr_t)stack;
-	n = unwind_raw(u, &regs, stack, sizeof(stack), regs.r[7], &st);
+	regs.r[SELF_PC] = (uint64_t)(uintptr_t)chain_a;
+	regs.r[SELF_SP] = (uint64_t)(uintptr_t)stack;
+	n = unwind_raw(u, &regs, stack, sizeof(stack), regs.r[SELF_SP], &st);
 	CHECK_EQ(n, 1);
 	CHECK_EQ(frames[0].mode, SP_FRAME_TRUNCATED);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE], 1);
 	CHECK_EQ(st.truncated, 1);
 
 	regs.abi = SP_REGS_ABI_NONE;
-	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[7], &st);
+	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[SELF_SP], &st);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING], 1);
 
 	regs.abi = SP_REGS_ABI_64;
-	regs.valid &= ~(1u << 7);
-	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[7], &st);
+	regs.valid &= ~(1ull << SELF_SP);
+	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[SELF_SP], &st);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE], 1);
 
-	regs.valid = 0x1ffff;
-	regs.r[16] = 0;
-	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[7], &st);
+	regs.valid = SELF_ALL;
+	regs.r[SELF_PC] = 0;
+	unwind_raw(u, &regs, stack, sizeof(stack), regs.r[SELF_SP], &st);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_RETURN_ADDRESS_NULL], 1);
 
 	/* No stack bytes: the leaf alone, then the marker. */
-	regs.r[16] = (uint64_t)(uintptr_t)chain_a;
-	n = unwind_raw(u, &regs, NULL, 0, regs.r[7], &st);
+	regs.r[SELF_PC] = (uint64_t)(uintptr_t)chain_a;
+	n = unwind_raw(u, &regs, NULL, 0, regs.r[SELF_SP], &st);
 	CHECK_EQ(n, 2);
 	CHECK_EQ(frames[0].abs_ip, (uint64_t)(uintptr_t)chain_a);
 	CHECK(frames[0].module_id != SP_NO_MODULE);
@@ -94,17 +94,17 @@ static void test_bad_regs(struct sp_unwinder *u)
 /* Frame-pointer records that point to themselves must not loop. */
 static void test_fp_loop(struct sp_unwinder *u)
 {
-	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_64 };
+	struct sp_regs regs = { .valid = SELF_ALL, .abi = SP_REGS_ABI_64 };
 	struct sp_unwind_stats st;
 	uint64_t stack[8];
 	uint64_t base = (uint64_t)(uintptr_t)stack;
 	int n;
 
-	stack[0] = base;     /* saved rbp = this record */
-	stack[1] = 0x2000;   /* return address in no mapping */
-	regs.r[16] = 0x1000; /* pc in no mapping: FP fallback */
-	regs.r[7] = base;
-	regs.r[6] = base;
+	stack[0] = base;	  /* saved rbp = this record */
+	stack[1] = 0x2000;	  /* return address in no mapping */
+	regs.r[SELF_PC] = 0x1000; /* pc in no mapping: FP fallback */
+	regs.r[SELF_SP] = base;
+	regs.r[SELF_FP] = base;
 	n = unwind_raw(u, &regs, stack, sizeof(stack), base, &st);
 	CHECK_EQ(n, 3);
 	CHECK_EQ(frames[0].module_id, SP_NO_MODULE);
@@ -115,7 +115,7 @@ static void test_fp_loop(struct sp_unwinder *u)
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_MOVED_BACKWARDS], 1);
 
 	/* RBP outside the copy: nothing invented. */
-	regs.r[6] = base + 4096;
+	regs.r[SELF_FP] = base + 4096;
 	n = unwind_raw(u, &regs, stack, sizeof(stack), base, &st);
 	CHECK_EQ(n, 2);
 	CHECK_EQ(st.errors[SP_SAMPLE_ERR_STACK_TRUNCATED], 1);
@@ -134,7 +134,7 @@ static void test_no_unwind_data(struct sp_unwinder *u)
 				.file_offset = 0x5000,
 				.path = "/proc/self/maps",
 				.module_id = 7 };
-	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_64 };
+	struct sp_regs regs = { .valid = SELF_ALL, .abi = SP_REGS_ABI_64 };
 	struct sp_unwind_stats st = { 0 };
 	uint64_t stack[8] = { 0 };
 	uint64_t base = (uint64_t)(uintptr_t)stack;
@@ -142,9 +142,9 @@ static void test_no_unwind_data(struct sp_unwinder *u)
 
 	stack[2] = 0; /* outermost record: saved rbp 0 */
 	stack[3] = 0x2001;
-	regs.r[16] = 0x1800;
-	regs.r[7] = base;
-	regs.r[6] = base + 16;
+	regs.r[SELF_PC] = 0x1800;
+	regs.r[SELF_SP] = base;
+	regs.r[SELF_FP] = base + 16;
 	n = sp_unwinder_unwind(u, &regs, stack, sizeof(stack), base, &m, 1,
 			       frames, CAP, &st);
 	CHECK_EQ(n, 2);
@@ -179,7 +179,7 @@ static void test_short_copy(struct sp_unwinder *u)
 /* Random registers and stack bytes: any result, but it ends. */
 static void test_garbage(struct sp_unwinder *u)
 {
-	struct sp_regs regs = { .valid = 0x1ffff, .abi = SP_REGS_ABI_64 };
+	struct sp_regs regs = { .valid = SELF_ALL, .abi = SP_REGS_ABI_64 };
 	struct sp_unwind_stats st;
 	uint64_t stack[512];
 	uint64_t seed = 0x9e3779b97f4a7c15ull, base;
@@ -201,8 +201,8 @@ static void test_garbage(struct sp_unwinder *u)
 		}
 		for (i = 0; i < 17; i++)
 			regs.r[i] = stack[(i * 31 + (size_t)round) % 512];
-		regs.r[7] = base + (uint64_t)(round % 64) * 8;
-		regs.r[16] =
+		regs.r[SELF_SP] = base + (uint64_t)(round % 64) * 8;
+		regs.r[SELF_PC] =
 			(uint64_t)(uintptr_t)chain_c + (uint64_t)(round % 48);
 		unwind_raw(u, &regs, stack, sizeof(stack), base, &st);
 		CHECK_EQ(st.samples, 1);

@@ -4,12 +4,15 @@
 /*
  * A thin front end to sp_export(): the library reads the spool with a
  * Replay, symbolizes each distinct stack once and streams the chosen
- * format into a sink: the -o file, or stdout (fd 1, not closed). The
- * options map one to one onto struct sp_export_opts.
+ * format into a sink: the -o file (sp_sink_open_file_atomic: it takes
+ * its name only once complete, a failure leaves it as it was), or stdout
+ * (fd 1, not closed). The options map one to one onto struct
+ * sp_export_opts.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -41,8 +44,11 @@ void spulse_export_usage(FILE *f)
 	      "  firefox     Firefox Profiler JSON, gzip-compressed\n"
 	      "  pprof       pprof profile.proto, gzip-compressed\n"
 	      "\n"
-	      "  -o OUT       write to OUT instead of standard output (pprof\n"
-	      "               and firefox refuse to write to a terminal)\n"
+	      "  -o OUT       write to OUT instead of standard output (a new\n"
+	      "               file, mode 0600, that replaces OUT once it is\n"
+	      "               complete; a device or FIFO is written as it is;\n"
+	      "               never the input FILE; pprof and firefox refuse\n"
+	      "               to write to a terminal)\n"
 	      "  --pid P      only samples of process P\n"
 	      "  --no-inline  raw frames only, no inline expansion\n"
 	      "  --no-demangle  C++ and Rust names as the symbol tables\n"
@@ -153,6 +159,107 @@ static bool is_binary(enum sp_export_format f)
 	return f == SP_EXPORT_PPROF || f == SP_EXPORT_FIREFOX;
 }
 
+/*
+ * The output is watched through a callback sink in front of the real one,
+ * so that a failed write (ENOSPC on /dev/full, EPIPE) is reported against
+ * the output and not against the spool being read.
+ */
+struct out_watch {
+	struct sp_sink *inner;
+	int err;
+};
+
+static int watch_write(void *ctx, const void *buf, size_t len)
+{
+	struct out_watch *w = ctx;
+	int err = sp_sink_write(w->inner, buf, len);
+
+	if (err < 0 && !w->err)
+		w->err = err;
+	return err;
+}
+
+static int watch_flush(void *ctx)
+{
+	struct out_watch *w = ctx;
+	int err = sp_sink_flush(w->inner);
+
+	if (err < 0 && !w->err)
+		w->err = err;
+	return err;
+}
+
+static const struct sp_sink_ops watch_ops = {
+	.write = watch_write,
+	.flush = watch_flush,
+};
+
+/*
+ * Refuses to write over the spool being read: `-o` naming the input (or
+ * a hard or symbolic link to it), or standard output redirected into it.
+ * The atomic output would keep the input intact while it is read, but
+ * replacing the recording with its export still loses the recording.
+ */
+static bool same_file(const char *in, const char *out)
+{
+	struct stat a, b;
+
+	if (stat(in, &a) < 0)
+		return false;
+	if (out ? stat(out, &b) < 0 : fstat(STDOUT_FILENO, &b) < 0)
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int open_output(const struct export_args *a, struct sp_sink **sink)
+{
+	int err;
+
+	if (same_file(a->path, a->out)) {
+		fputs("spulse export: the output is the input file ", stderr);
+		spulse_put_text(stderr, a->path, strlen(a->path), false);
+		fputs("; refusing to overwrite the recording\n", stderr);
+		return SPULSE_EXIT_USAGE;
+	}
+	/* A regular output file appears only once it is complete. */
+	if (a->out)
+		err = sp_sink_open_file_atomic(a->out, NULL, sink);
+	else
+		err = sp_sink_new_fd(STDOUT_FILENO, 0, NULL, sink);
+	if (err < 0) {
+		spulse_report_error(a->out ? a->out : "<stdout>", err, NULL);
+		return SPULSE_EXIT_DATA;
+	}
+	return -1;
+}
+
+static int run_export(const struct export_args *a,
+		      const struct sp_export_opts *opts, struct sp_sink *sink)
+{
+	struct out_watch w = { .inner = sink };
+	struct sp_sink *outer;
+	const char *out = a->out ? a->out : "<stdout>";
+	int err = sp_sink_new_callback(&watch_ops, &w, NULL, &outer);
+
+	if (err < 0) {
+		spulse_report_error(out, err, NULL);
+		return SPULSE_EXIT_DATA;
+	}
+	err = sp_export(a->path, a->format, outer, opts);
+	sp_sink_free(outer);
+	/* Renames a complete output file over the name it was asked for. */
+	if (!err && a->out && (err = sp_sink_finish(sink)) < 0)
+		w.err = err;
+	if (err == -EPIPE && !a->out)
+		return SPULSE_EXIT_OK; /* `spulse export ... | head` */
+	if (err < 0) {
+		/* Nothing is removed: a failed file output never took a name. */
+		spulse_report_error(w.err == err ? out : a->path, err, NULL);
+		return SPULSE_EXIT_DATA;
+	}
+	return SPULSE_EXIT_OK;
+}
+
 int spulse_cmd_export(int argc, char **argv)
 {
 	struct export_args a = { 0 };
@@ -179,23 +286,10 @@ int spulse_cmd_export(int argc, char **argv)
 	if (a.no_demangle)
 		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
 	opts.symbolizer = &so;
-	if (a.out)
-		err = sp_sink_open_file(a.out, NULL, &sink);
-	else
-		err = sp_sink_new_fd(STDOUT_FILENO, 0, NULL, &sink);
-	if (err < 0) {
-		spulse_report_error(a.out ? a.out : "<stdout>", err, NULL);
-		return SPULSE_EXIT_DATA;
-	}
-	err = sp_export(a.path, a.format, sink, &opts);
+	err = open_output(&a, &sink);
+	if (err >= 0)
+		return err;
+	err = run_export(&a, &opts, sink);
 	sp_sink_free(sink);
-	if (err == -EPIPE && !a.out)
-		return SPULSE_EXIT_OK; /* `spulse export ... | head` */
-	if (err < 0) {
-		spulse_report_error(a.path, err, NULL);
-		if (a.out)
-			unlink(a.out);
-		return SPULSE_EXIT_DATA;
-	}
-	return SPULSE_EXIT_OK;
+	return err;
 }

@@ -494,8 +494,10 @@ static void print_thread(const struct report *r, const struct sp_thread *t,
 		tmp = order[i];
 		order[i] = order[best];
 		order[best] = tmp;
-		printf(" %s %" PRIu64, r->fn.v[order[i]].name,
-		       r->fn.v[order[i]].mark);
+		putchar(' ');
+		spulse_put_text(stdout, r->fn.v[order[i]].name,
+				strlen(r->fn.v[order[i]].name), false);
+		printf(" %" PRIu64, r->fn.v[order[i]].mark);
 	}
 	putchar('\n');
 }
@@ -565,29 +567,40 @@ static int cmp_folded(const void *a, const void *b)
 		      ((const struct folded_line *)b)->text);
 }
 
-/* "root;...;leaf" with ';' and line breaks in names replaced by '_'. */
+/* Appends escaped pieces to a folded line, ';' replaced by '_'. */
+static int folded_piece(void *ctx, const char *buf, size_t len)
+{
+	char **at = ctx;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		*(*at)++ = buf[i] == ';' ? '_' : buf[i];
+	return 0;
+}
+
+/*
+ * "root;...;leaf": names through sp_text_escape() (controls, line breaks
+ * and invalid UTF-8 as \xNN, at most 4 bytes a byte), ';' in them '_'.
+ */
 static char *folded_text(const struct report *r, const struct stack_entry *e)
 {
-	size_t k, len = 1, at = 0;
-	char *s, *p;
+	size_t k, len = 1;
+	char *s, *at;
 
 	for (k = 0; k < e->depth; k++)
-		len += strlen(r->fn.v[r->func_ids[e->funcs + k]].name) + 1;
+		len += 4 * strlen(r->fn.v[r->func_ids[e->funcs + k]].name) + 1;
 	s = malloc(len);
 	if (!s)
 		return NULL;
+	at = s;
 	for (k = 0; k < e->depth; k++) {
 		const char *name = r->fn.v[r->func_ids[e->funcs + k]].name;
 
 		if (k)
-			s[at++] = ';';
-		memcpy(s + at, name, strlen(name));
-		for (p = s + at; p < s + at + strlen(name); p++)
-			if (*p == ';' || *p == '\n' || *p == '\r')
-				*p = '_';
-		at += strlen(name);
+			*at++ = ';';
+		sp_text_escape(name, strlen(name), 0, folded_piece, &at);
 	}
-	s[at] = '\0';
+	*at = '\0';
 	return s;
 }
 

@@ -6,7 +6,8 @@
  * UTF-8, which still allows control characters and NUL), so every string
  * goes through one of two escapers:
  *
- *   text  printable ASCII as is; '\\' -> \\, '"' -> \" when quoted;
+ *   text  sp_text_escape() (the one escaper of every text output):
+ *         printable ASCII as is; '\\' -> \\, '"' -> \" when quoted;
  *         every other byte (controls, DEL, all bytes >= 0x80) -> \xNN.
  *         Byte-exact and safe on any terminal.
  *   JSON  '"' '\\' and \b \f \n \r \t by name, other controls and DEL as
@@ -26,22 +27,21 @@
 
 static int out_errno; /* errno of the first failed stdout write, or 0 */
 
+static int put_piece(void *ctx, const char *buf, size_t len)
+{
+	fwrite(buf, 1, len, ctx);
+	return 0;
+}
+
 void spulse_put_text(FILE *f, const char *s, size_t len, bool quoted)
 {
-	size_t i;
+	uint32_t flags = SP_TEXT_ASCII | SP_TEXT_REVERSIBLE;
 
 	if (quoted)
 		putc('"', f);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\\' || (quoted && c == '"'))
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			putc(c, f);
-	}
+	/* The library's escaper, as for every text output. */
+	sp_text_escape(s, len, quoted ? flags | SP_TEXT_QUOTED : flags,
+		       put_piece, f);
 	if (quoted)
 		putc('"', f);
 }

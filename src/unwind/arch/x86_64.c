@@ -18,21 +18,10 @@
  *
  * Memory comes only from the stack copy, which starts at the sampled RSP.
  * A return address outside it is SP_SAMPLE_ERR_STACK_TRUNCATED. A
- * callee-saved register's slot is treated by where it lies:
- *
- *   above the copy's end   not copied: RBP fails the step (truncated),
- *                          RBX and R12-R15 become unknown
- *   inside the copy        read
- *   below the copy's start below the sampled RSP, so below the RSP of
- *                          every frame of this stack: the slot is dead,
- *                          its function has already popped it (an
- *                          epilogue, where the CFI of GCC and Clang still
- *                          names the slot after the pop), so the
- *                          register holds the caller's value: kept
- *
- * A frame's own slots lie at or above its RSP except in an epilogue, and
- * only the leaf (or a frame a signal interrupted, whose popped slots the
- * kernel leaves intact in the red zone, inside the copy) can be in one.
+ * callee-saved register's slot past the copy's end fails the step for
+ * RBP (truncated) and makes RBX and R12-R15 unknown; a slot below the
+ * copy's start (an epilogue after the pop: GCC's and Clang's CFI still
+ * name it) keeps the register's value (step_rules.c).
  * The CFA of a normal frame must be above
  * the callee's RSP (the call pushed the return address), which is what
  * makes every walk end: the stack pointer strictly increases. A signal
@@ -76,25 +65,6 @@ static void carry_callee_saved(const struct sp_regs *cur, struct sp_regs *next)
 	next->abi = cur->abi;
 }
 
-static int fail_with(struct sp__step_fail *fail, enum sp_sample_error error,
-		     enum sp_unwind_fallback fallback)
-{
-	fail->error = error;
-	fail->fallback = fallback;
-	return -1;
-}
-
-/* base + off with overflow detection. */
-static bool add_off(uint64_t base, int64_t off, uint64_t *out)
-{
-	uint64_t r = base + (uint64_t)off;
-
-	if ((off >= 0 && r < base) || (off < 0 && r > base))
-		return false;
-	*out = r;
-	return true;
-}
-
 static int compute_cfa(const struct sp__cfi_table *table,
 		       const struct sp__cfi_rules *row,
 		       const struct sp__stack *stack, const struct sp_regs *cur,
@@ -106,90 +76,23 @@ static int compute_cfa(const struct sp__cfi_table *table,
 		err = sp__cfi_expr_eval(table, (uint32_t)row->cfa_off, cur,
 					stack, false, 0, cfa);
 		if (err == -ERANGE)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_CFA);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_STACK_TRUNCATED,
+					     SP_FALLBACK_DWARF_NO_CFA);
 		if (err)
-			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-					 SP_FALLBACK_DWARF_NO_CFA);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_REGISTER_CAPTURE,
+					     SP_FALLBACK_DWARF_NO_CFA);
 		return 0;
 	}
 	if (row->cfa_reg >= SP_X86_64_NREGS ||
 	    !(cur->valid & SP__REG_BIT(row->cfa_reg)))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 SP_FALLBACK_DWARF_NO_CFA);
-	if (!add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 SP_FALLBACK_DWARF_NO_CFA);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     SP_FALLBACK_DWARF_NO_CFA);
+	if (!sp__step_add_off(cur->r[row->cfa_reg], row->cfa_off, cfa))
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     SP_FALLBACK_DWARF_NO_CFA);
 	return 0;
-}
-
-/*
- * Reads the callee-saved register slot at @addr into @out: 0, or
- * SP__SLOT_RESTORED when the slot lies below the copy (the register
- * already holds the caller's value; @out is left alone), or -1 when it
- * lies past the copy's end.
- */
-#define SP__SLOT_RESTORED 1
-
-static int read_saved(const struct sp__stack *stack, uint64_t addr,
-		      uint64_t *out)
-{
-	if (addr < stack->addr)
-		return SP__SLOT_RESTORED;
-	return sp__stack_read(stack, addr, out);
-}
-
-/* Reads the slot at CFA + off. */
-static int read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
-		   uint64_t *out, struct sp__step_fail *fail,
-		   enum sp_unwind_fallback fallback)
-{
-	uint64_t addr;
-
-	if (!add_off(cfa, off, &addr))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 fallback);
-	if (sp__stack_read(stack, addr, out))
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED, fallback);
-	return 0;
-}
-
-/*
- * Value of one generic rule: 0, SP__SLOT_RESTORED (a slot below the copy:
- * the register keeps its value), 2 (register unknown), or -1 (fail).
- */
-static int rule_value(const struct sp__cfi_table *table,
-		      const struct sp__cfi_rule *rule,
-		      const struct sp__stack *stack, const struct sp_regs *cur,
-		      uint64_t cfa, uint64_t *out)
-{
-	uint64_t addr;
-
-	switch (rule->kind) {
-	case SP__RULE_AT_CFA:
-		if (!add_off(cfa, rule->off, &addr))
-			return -1;
-		return read_saved(stack, addr, out);
-	case SP__RULE_VAL_CFA:
-		return add_off(cfa, rule->off, out) ? 0 : -1;
-	case SP__RULE_REG:
-		if (!(cur->valid & SP__REG_BIT(rule->reg)))
-			return 2;
-		*out = cur->r[rule->reg];
-		return 0;
-	case SP__RULE_AT_EXPR:
-		if (sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
-				      true, cfa, &addr))
-			return -1;
-		return read_saved(stack, addr, out);
-	case SP__RULE_VAL_EXPR:
-		return sp__cfi_expr_eval(table, (uint32_t)rule->off, cur, stack,
-					 true, cfa, out) ?
-			       -1 :
-			       0;
-	default:
-		return 2; /* undefined */
-	}
 }
 
 static int apply_extra(const struct sp__cfi_table *table,
@@ -204,8 +107,8 @@ static int apply_extra(const struct sp__cfi_table *table,
 	int r;
 
 	if (!(x->mask & SP__REG_BIT(SP_X86_64_RIP)))
-		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
-				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	if (x->rule[SP_X86_64_RIP].kind == SP__RULE_UNDEF)
 		return SP__STEP_END;
 	for (todo = x->mask & ~SP__REG_BIT(SP_X86_64_RSP); todo;
@@ -213,19 +116,23 @@ static int apply_extra(const struct sp__cfi_table *table,
 		reg = (unsigned)__builtin_ctz(todo);
 		if (reg >= SP_X86_64_NREGS)
 			break;
-		r = rule_value(table, &x->rule[reg], stack, cur, cfa, &v);
+		r = sp__step_rule_value(table, &x->rule[reg], stack, cur, cfa,
+					&v);
 		/* A return address is never popped ahead of the return: a
 		 * slot below the copy is as unreadable as one past it. */
 		if ((r < 0 || r == SP__SLOT_RESTORED) && reg == SP_X86_64_RIP)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		if (r < 0 && reg == SP_X86_64_RBP)
-			return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-					 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				SP_FALLBACK_DWARF_NO_FRAME_POINTER);
 		/* RA in a register that was not captured: no caller. */
 		if (r > 0 && reg == SP_X86_64_RIP)
-			return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-					 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+			return sp__step_fail(
+				fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 		/* Carried over: callee-saved registers keep their value. */
 		if (r == SP__SLOT_RESTORED)
 			continue;
@@ -239,53 +146,6 @@ static int apply_extra(const struct sp__cfi_table *table,
 	return 0;
 }
 
-/*
- * RBX and R12-R15 from their packed slots below the CFA. As with a full
- * rule set, a slot past the copy makes the register unknown in the
- * caller rather than failing the step (only RA and RBP are essential),
- * and a slot below the copy keeps the register's value (popped already).
- */
-void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
-			    uint64_t cfa, struct sp_regs *next)
-{
-	unsigned k, n, reg;
-	int r;
-
-	for (k = 0; saves; k++, saves >>= SP__SAVE_BITS) {
-		n = saves & SP__SAVE_MAX;
-		if (!n)
-			continue;
-		reg = sp__cfi_saved_reg(k);
-		r = cfa >= 8 * n ?
-			    read_saved(stack, cfa - 8 * n, &next->r[reg]) :
-			    -1;
-		if (r == 0)
-			next->valid |= SP__REG_BIT(reg);
-		else if (r < 0)
-			next->valid &= ~SP__REG_BIT(reg);
-	}
-}
-
-/*
- * RBP's slot at CFA + @off (read_saved); past the copy's end the step
- * fails: the frame-pointer fallback would only find older bytes there.
- */
-static int read_saved_at(const struct sp__stack *stack, uint64_t cfa,
-			 int64_t off, uint64_t *out, struct sp__step_fail *fail)
-{
-	uint64_t addr;
-	int r;
-
-	if (!add_off(cfa, off, &addr))
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
-	r = read_saved(stack, addr, out);
-	if (r < 0)
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-				 SP_FALLBACK_DWARF_NO_FRAME_POINTER);
-	return r;
-}
-
 static int apply_simple(const struct sp__cfi_rules *row,
 			const struct sp__stack *stack, uint64_t cfa,
 			struct sp_regs *next, struct sp__step_fail *fail)
@@ -294,14 +154,15 @@ static int apply_simple(const struct sp__cfi_rules *row,
 
 	if (row->flags & SP__ROW_RA_UNDEF)
 		return SP__STEP_END;
-	if (read_at(stack, cfa, 8 * (int64_t)row->ra, &next->r[SP_X86_64_RIP],
-		    fail, SP_FALLBACK_DWARF_NO_RETURN_ADDRESS))
+	if (sp__step_read_at(stack, cfa, 8 * (int64_t)row->ra,
+			     &next->r[SP_X86_64_RIP], fail,
+			     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS))
 		return -1;
 	if (row->flags & SP__ROW_RBP_UNDEF)
 		next->valid &= ~SP__REG_BIT(SP_X86_64_RBP);
 	if (row->flags & SP__ROW_RBP_SAVED) {
-		r = read_saved_at(stack, cfa, 8 * (int64_t)row->rbp,
-				  &next->r[SP_X86_64_RBP], fail);
+		r = sp__step_read_fp_at(stack, cfa, 8 * (int64_t)row->rbp,
+					&next->r[SP_X86_64_RBP], fail);
 		if (r < 0)
 			return -1;
 		if (r == 0)
@@ -319,16 +180,16 @@ static int check_next(const struct sp_regs *cur, const struct sp_regs *next,
 	uint64_t sp = cur->r[SP_X86_64_RSP], nsp = next->r[SP_X86_64_RSP];
 
 	if (next->r[SP_X86_64_RIP] == 0)
-		return fail_with(fail, SP_SAMPLE_ERR_RETURN_ADDRESS_NULL,
-				 SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_RETURN_ADDRESS_NULL,
+				     SP_FALLBACK_DWARF_NO_RETURN_ADDRESS);
 	if (signal)
 		return 0;
 	if (nsp < sp)
-		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
-				 SP_FALLBACK_DWARF_SP_MOVED_BACKWARDS);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				     SP_FALLBACK_DWARF_SP_MOVED_BACKWARDS);
 	if (nsp == sp)
-		return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
-				 SP_FALLBACK_DWARF_DID_NOT_ADVANCE);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+				     SP_FALLBACK_DWARF_DID_NOT_ADVANCE);
 	return 0;
 }
 
@@ -345,8 +206,9 @@ int sp__arch_step_cfi(const struct sp__cfi_table *table,
 	carry_callee_saved(cur, next);
 	if (__builtin_expect(row->flags & SP__ROW_EXTRA, 0)) {
 		if (row->extra >= table->nextras)
-			return fail_with(fail, SP_SAMPLE_ERR_DID_NOT_ADVANCE,
-					 SP_FALLBACK_DWARF_UNWIND_INFO);
+			return sp__step_fail(fail,
+					     SP_SAMPLE_ERR_DID_NOT_ADVANCE,
+					     SP_FALLBACK_DWARF_UNWIND_INFO);
 		r = apply_extra(table, &table->extras[row->extra], stack, cur,
 				cfa, next, fail);
 	} else {
@@ -366,22 +228,22 @@ int sp__arch_step_fp(const struct sp__stack *stack, const struct sp_regs *cur,
 
 	fail->fallback = SP_FALLBACK_DWARF_NO_FRAME_POINTER;
 	if (!(cur->valid & SP__REG_BIT(SP_X86_64_RBP)))
-		return fail_with(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_REGISTER_CAPTURE,
+				     fail->fallback);
 	/* The outermost frame of a frame-pointer chain has RBP = 0. */
 	if (bp == 0)
 		return SP__STEP_END;
 	if (bp < cur->r[SP_X86_64_RSP])
-		return fail_with(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_MOVED_BACKWARDS,
+				     fail->fallback);
 	if (bp > UINT64_MAX - 16)
-		return fail_with(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_INTEGER_OVERFLOW,
+				     fail->fallback);
 	/* A misaligned RBP is not a frame record: it cannot be read as one. */
 	if ((bp & 7) || sp__stack_read(stack, bp, &caller_bp) ||
 	    sp__stack_read(stack, bp + 8, &ra))
-		return fail_with(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
-				 fail->fallback);
+		return sp__step_fail(fail, SP_SAMPLE_ERR_STACK_TRUNCATED,
+				     fail->fallback);
 	carry_callee_saved(cur, next);
 	next->valid |= SP__PC_SP;
 	next->r[SP_X86_64_RBP] = caller_bp;

@@ -41,9 +41,10 @@ static inline uint64_t sp__arch_sp(const struct sp_regs *regs)
 
 /*
  * RBX and R12-R15 from their slots at CFA - 8n when some slot may lie
- * outside the copy: such a register becomes unknown (x86_64.c).
+ * outside the copy: past its end such a register becomes unknown, below
+ * its start (popped already) it keeps its value (step_rules.c).
  */
-void sp__arch_saves_checked(uint32_t saves, const struct sp__stack *stack,
+void sp__arch_saves_checked(uint64_t saves, const struct sp__stack *stack,
 			    uint64_t cfa, struct sp_regs *next);
 
 /*
