@@ -37,6 +37,12 @@ struct sp_recorder;
 /** Sample rate meaning "the kernel's perf_event_max_sample_rate". */
 #define SP_RATE_MAX UINT32_MAX
 
+/** Largest @stack_size: the kernel's sample_stack_user limit, 8-aligned. */
+#define SP_RECORDER_STACK_MAX 65528u
+
+/** Most unwinder threads (@threads); larger counts are clamped to it. */
+#define SP_RECORDER_THREADS_MAX 64u
+
 /* Flags of struct sp_recorder_opts. */
 #define SP_RECORDER_KERNEL 0x1u /* kernel callchains (retried user-only) */
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
@@ -49,6 +55,8 @@ struct sp_recorder;
  * frame-pointer fallback stops, and GDB JIT names are not kept.
  */
 #define SP_RECORDER_NO_JIT_CODE 0x8u
+/* sp_recorder_open(): the file at the path is kept as PATH.old (perf's habit) */
+#define SP_RECORDER_KEEP_OLD 0x10u
 
 /**
  * struct sp_recorder_opts configures a Recorder. Set @size to
@@ -56,9 +64,9 @@ struct sp_recorder;
  * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
  *   maximum; above the kernel maximum fails with SP_EFREQ).
  * @stack_size: user stack bytes copied per sample, rounded up to 8,
- *   at most 65528 (default 32768).
+ *   at most SP_RECORDER_STACK_MAX (default 32768).
  * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
- *   (at most 64) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
+ *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
  *   inline mode on machines with up to 2 CPUs (measured faster there),
  *   else online CPUs - 1 unwinder threads.
  * @ring_samples: per-CPU ring sized to hold this many samples (default:
@@ -159,13 +167,28 @@ struct sp_poll_summary {
 };
 
 /**
- * sp_recorder_open creates @path as sp_sink_open_file() does (a new file
- * of mode 0600 replacing what was there; a device written as it is) and
- * a recorder with no targets yet.
- * @return 0, -EINVAL, SP_EFREQ, -errno (-ELOOP: a symbolic link that is
- *         not followed), -ENOMEM.
+ * sp_recorder_open creates a recorder with no targets yet that writes a
+ * spool to @path, a new file of mode 0600 (out_file rules, shared with
+ * sp_sink_open_file()). @path itself is not touched until the recording
+ * starts: the options are checked first (nothing is created when they
+ * are refused), the spool is written into an unnamed file in @path's
+ * directory, and the first sp_recorder_poll(), sp_recorder_flush(),
+ * sp_recorder_finish() or sp_recorder_tail() puts it at @path by an
+ * atomic rename (never truncating a file a reader has open). A recorder
+ * closed before that, e.g. after failed attaches, leaves @path as it
+ * was. With SP_RECORDER_KEEP_OLD, what @path held then (unless an empty
+ * file) is renamed to @path.old first. An existing device, FIFO or socket
+ * at @path (also through a symbolic link, as /dev/stdout) is written in
+ * place instead. A symbolic link is followed only where the kernel's
+ * protected_symlinks rule would allow it; the regular file it leads to
+ * is replaced as above.
+ * @return 0, -EINVAL, SP_EFREQ, -EISDIR (@path or @path.old is a
+ *         directory), -ELOOP (a symbolic link that is not followed),
+ *         -EPERM (the sticky bit forbids replacing @path or @path.old),
+ *         -errno, -ENOMEM.
  * Caller owns the result; free it with sp_recorder_close().
- * Thread: any. Allocates: yes. Blocks: yes.
+ * Thread: any. Allocates: yes. Blocks: yes (opening a FIFO waits for its
+ * reader).
  */
 SP_API int sp_recorder_open(const char *path,
 			    const struct sp_recorder_opts *opts,
@@ -205,8 +228,9 @@ struct sp_system_opts {
 };
 
 /**
- * sp_recorder_open_system creates @path (truncating it) and a Recorder
- * that samples every process of the machine (or of @sysopts's cgroup):
+ * sp_recorder_open_system creates a Recorder writing to @path (as
+ * sp_recorder_open() does: @path is untouched until the first poll) that
+ * samples every process of the machine (or of @sysopts's cgroup):
  * one event per CPU. Processes that exist are read from /proc once (maps,
  * comm) without being stopped; later ones are followed through the
  * kernel's fork/exec/mmap/exit records, or read from /proc when their
@@ -237,9 +261,23 @@ SP_API int sp_recorder_open_system_sink(struct sp_sink *sink,
  * sp_recorder_attach adds process @pid (a thread-group leader).
  * Idempotent for the same process generation; transactional (a failure
  * rolls back and resumes what was stopped).
+ *
+ * SP_ATTACH_STOP_WHILE_ATTACHING guarantees that a target it stopped is
+ * resumed even if this process dies during the attach (SIGKILL, a crash):
+ * before the SIGSTOP, a helper process (the "guardian") is handed a pidfd
+ * of the target, and it sends SIGCONT through it as soon as this process
+ * exits or execs. Only killing both processes together (a whole cgroup)
+ * defeats that. The guardian is started at the first STOP attach and
+ * lives until sp_recorder_close(), which reaps it: a child made by
+ * clone() with no exit signal (no SIGCHLD, invisible to wait(-1), seen by
+ * waitpid(-1, __WALL)), in its own session, holding none of our other
+ * descriptors. No signal disposition is changed. Stop and resume go
+ * through pidfds, so a reused pid is never signalled.
  * @return SP_ATTACHED, SP_ALREADY_ATTACHED, SP_EXITED, -EINVAL (pid <= 0,
  *         not a leader, our own process with STOP mode), SP_ETARGETGONE,
- *         -EPERM/-EACCES, -errno.
+ *         -EPERM/-EACCES, -EOPNOTSUPP (STOP mode without pidfds, before
+ *         Linux 5.3), -EAGAIN (no guardian process could be made),
+ *         -errno.
  * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits).
  */
 SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
@@ -248,7 +286,9 @@ SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
 /**
  * sp_recorder_poll waits up to @timeout_ms (0 = do not wait, -1 = forever)
  * when nothing is queued, then drains every ring, orders, unwinds and
- * writes.
+ * writes. The first poll of a recorder opened on a path puts the spool at
+ * that path (see sp_recorder_open(); an error there is returned and
+ * retried by the next poll).
  * @param out what this poll did (may be NULL).
  * @return 0 or a negative code (the recording stays usable on -EINTR).
  * Thread: single-owner. Allocates: only for new processes/modules.
@@ -407,7 +447,8 @@ SP_API int sp_recorder_finish(struct sp_recorder *recorder);
 
 /**
  * sp_recorder_close releases everything (best-effort disable, no flush:
- * call sp_recorder_finish() first). NULL is a no-op.
+ * call sp_recorder_finish() first), including the guardian process of
+ * STOP attaches, which it reaps. NULL is a no-op.
  */
 SP_API void sp_recorder_close(struct sp_recorder *recorder);
 

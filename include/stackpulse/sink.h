@@ -83,17 +83,21 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
 /**
  * sp_sink_open_file opens @path for output and returns an fd sink that
  * owns the descriptor. A missing or regular file is replaced by a new
- * file of mode 0600 (created under a temporary name in the same
- * directory and renamed over @path before this returns), so the old
- * inode, its other hard links and readers of it keep their bytes. A
- * device, FIFO or socket is written as it is (never created, truncated
- * or removed). A symbolic link is followed only where the kernel's
- * protected_symlinks rule allows (owned by the caller's euid or the
- * directory's owner, or not in a sticky world-writable directory), to an
- * existing file, which is written in place (emptied first if regular).
+ * file of mode 0600 (created unnamed in the same directory and renamed
+ * over @path before this returns), so the old inode, its other hard
+ * links and readers of it keep their bytes. A device, FIFO or socket is
+ * written as it is (never created, truncated or removed). A symbolic link
+ * is followed only where the kernel's protected_symlinks rule allows
+ * (owned by the caller's euid or the directory's owner, or not in a
+ * sticky world-writable directory; each link of a chain), to an existing
+ * file: a device or FIFO written in place, a regular file replaced as
+ * above under the name the link gives (one with no name, such as a
+ * memfd behind /dev/stdout, emptied and written in place). A rename the
+ * sticky bit forbids (another user's file in /tmp) is refused up front.
  * Flush calls fdatasync() for regular files.
  * @return 0, -errno from lstat(2)/open(2)/rename(2), -ELOOP (a symbolic
- *         link that is not followed), -EISDIR, -ENOMEM.
+ *         link that is not followed), -EISDIR, -EPERM (sticky bit),
+ *         -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: yes (open; a FIFO until a reader
  * opens it).
@@ -105,10 +109,10 @@ SP_API int sp_sink_open_file(const char *path,
 /**
  * sp_sink_open_file_atomic is sp_sink_open_file() for outputs that must
  * appear whole or not at all (exports): the new file stays under its
- * temporary name until sp_sink_finish() makes it durable (fdatasync) and
- * renames it over @path. Freed before that, the sink removes the
- * temporary file and @path is exactly as it was. Devices, FIFOs and files
- * behind followed links are written in place as by sp_sink_open_file().
+ * unnamed until sp_sink_finish() makes it durable (fdatasync) and
+ * renames it over @path. Freed before that, the file disappears and
+ * @path is exactly as it was. Devices and FIFOs are written in place as
+ * by sp_sink_open_file().
  * @return as sp_sink_open_file(); sp_sink_finish() returns -errno of
  *         fdatasync(2) or rename(2).
  * Caller owns the result; free it with sp_sink_free().

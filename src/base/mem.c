@@ -35,6 +35,17 @@ void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size)
 	return p;
 }
 
+char *sp__mem_strndup(const struct sp__mem *mem, const char *s, size_t len)
+{
+	char *d = len < SIZE_MAX ? sp__mem_alloc(mem, len + 1) : NULL;
+
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
 void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size)
 {
 	if (ptr)

@@ -32,6 +32,12 @@ void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size);
 void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size);
 
 /*
+ * A NUL-terminated copy of @s[0..len) (free it with sp__mem_free(mem, p,
+ * len + 1)), or NULL.
+ */
+char *sp__mem_strndup(const struct sp__mem *mem, const char *s, size_t len);
+
+/*
  * Grows or shrinks a block from @old_size to @new_size bytes, keeping the
  * common prefix. On failure returns NULL and leaves @ptr untouched.
  */

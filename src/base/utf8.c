@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Strict UTF-8 validation. */
+/* Strict UTF-8 validation, and the escape for paths that are not UTF-8. */
 #include "utf8.h"
 
 /*
@@ -52,4 +52,71 @@ bool sp__utf8_valid(const uint8_t *s, size_t len)
 		i += n;
 	}
 	return true;
+}
+
+/* Appends byte @c at @out[@n] if it fits; returns @n + 1. */
+static size_t put(char *out, size_t cap, size_t n, char c)
+{
+	if (n < cap)
+		out[n] = c;
+	return n + 1;
+}
+
+size_t sp__utf8_escape(const uint8_t *s, size_t len, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, n = 0, k, step;
+
+	while (i < len) {
+		step = sp__utf8_seq_len(s + i, len - i);
+		if (step == 1 && s[i] == '\\') {
+			n = put(out, cap, n, '\\');
+			n = put(out, cap, n, '\\');
+		} else if (step == 0) {
+			n = put(out, cap, n, '\\');
+			n = put(out, cap, n, 'x');
+			n = put(out, cap, n, hex[s[i] >> 4]);
+			n = put(out, cap, n, hex[s[i] & 15]);
+			step = 1;
+		} else {
+			for (k = 0; k < step; k++)
+				n = put(out, cap, n, (char)s[i + k]);
+		}
+		i += step;
+	}
+	return n;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+size_t sp__utf8_unescape(const char *s, size_t len, uint8_t *out, size_t cap)
+{
+	size_t i = 0, n = 0;
+	int hi, lo;
+
+	while (i < len) {
+		if (s[i] != '\\') {
+			n = put((char *)out, cap, n, s[i++]);
+			continue;
+		}
+		if (i + 1 < len && s[i + 1] == '\\') {
+			n = put((char *)out, cap, n, '\\');
+			i += 2;
+			continue;
+		}
+		if (i + 3 >= len || s[i + 1] != 'x' ||
+		    (hi = hex_digit(s[i + 2])) < 0 ||
+		    (lo = hex_digit(s[i + 3])) < 0)
+			return SIZE_MAX;
+		n = put((char *)out, cap, n, (char)(hi << 4 | lo));
+		i += 4;
+	}
+	return n;
 }

@@ -6,8 +6,11 @@
  * the group and wait until every thread is stopped, open one event per
  * (thread, CPU), snapshot /proc/PID/maps into module records, enable,
  * resume. Only a stop we caused is undone, and it is undone on every path,
- * errors included. A failure closes the events opened so far and retires
- * any module already written, so the recording stays as it was.
+ * errors included; if this process dies before that, the guardian
+ * (guardian.h) resumes the target, which is armed before the SIGSTOP.
+ * Stop and resume go through a pidfd, so a reused pid is never signalled.
+ * A failure closes the events opened so far and retires any module
+ * already written, so the recording stays as it was.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 
 #include <stackpulse/error.h>
 
+#include "guardian.h"
 #include "proc_maps.h"
 #include "recorder_internal.h"
 
@@ -41,8 +45,38 @@ static int group_stopped(int32_t pid)
 	return r < 0 ? r : !r;
 }
 
-/* Stops the group unless already stopped; sets *@stopped if we did. */
-static int stop_group(int32_t pid, bool *stopped)
+/*
+ * A pidfd of @pid for stopping and resuming it: signals through it reach
+ * this very process even if the pid is reused. @start (from validate())
+ * proves the pid still names the process that was validated.
+ */
+static int stop_pidfd(int32_t pid, uint64_t start, int *out)
+{
+	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	uint64_t now = 0;
+
+	if (fd < 0)
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	if (sp__proc_stat(pid, 0, &now, NULL) || now != start) {
+		close((int)fd);
+		return -ESRCH;
+	}
+	*out = (int)fd;
+	return 0;
+}
+
+static long pidfd_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/*
+ * Stops the group unless already stopped; sets *@stopped if we did. The
+ * guardian holds @pidfd before the SIGSTOP is sent, so the target is
+ * resumed even if this process dies before attach() does it.
+ */
+static int stop_group(struct sp_recorder *rec, int32_t pid, int pidfd,
+		      bool *stopped)
 {
 	struct timespec ms = { 0, 1000000 };
 	int i, r;
@@ -51,8 +85,14 @@ static int stop_group(int32_t pid, bool *stopped)
 	r = group_stopped(pid);
 	if (r != 0)
 		return r < 0 ? r : 0;
-	if (kill(pid, SIGSTOP))
-		return -errno;
+	r = sp__guardian_arm(&rec->guardian, pidfd);
+	if (r)
+		return r;
+	if (pidfd_signal(pidfd, SIGSTOP)) {
+		r = -errno;
+		sp__guardian_disarm(&rec->guardian);
+		return r;
+	}
 	*stopped = true;
 	for (i = 0; i < STOP_WAIT_MS; i++) {
 		r = group_stopped(pid);
@@ -61,6 +101,19 @@ static int stop_group(int32_t pid, bool *stopped)
 		nanosleep(&ms, NULL);
 	}
 	return -ETIMEDOUT;
+}
+
+/* Undoes stop_group(); the first error stays in *@err. */
+static void resume_group(struct sp_recorder *rec, int pidfd, bool stopped,
+			 int *err)
+{
+	if (stopped) {
+		if (pidfd_signal(pidfd, SIGCONT) && !*err && errno != ESRCH)
+			*err = -errno;
+		sp__guardian_disarm(&rec->guardian);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 }
 
 struct thread_walk {
@@ -170,7 +223,7 @@ static int retire_generation(struct sp_recorder *rec, int32_t pid,
 	int err;
 
 	if (old && old->state != SP__PROC_EXITED) {
-		err = sp_recorder_flush(rec);
+		err = sp__recorder_flush(rec);
 		if (err)
 			return err;
 		old = sp__procs_find(&rec->procs, pid);
@@ -186,7 +239,7 @@ int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
 	struct sp__process *old, *p;
 	bool stopped = false;
 	uint64_t start = 0;
-	int err;
+	int err, pidfd = -1;
 
 	err = validate(rec, pid, mode, &start);
 	if (err)
@@ -198,7 +251,9 @@ int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
 	if (err)
 		return err;
 	if (mode == SP_ATTACH_STOP_WHILE_ATTACHING) {
-		err = stop_group(pid, &stopped);
+		err = stop_pidfd(pid, start, &pidfd);
+		if (!err)
+			err = stop_group(rec, pid, pidfd, &stopped);
 		if (err)
 			goto resume;
 	}
@@ -210,8 +265,7 @@ int sp_recorder_attach(struct sp_recorder *rec, int32_t pid,
 	if (err)
 		rollback(rec, p);
 resume:
-	if (stopped && kill(pid, SIGCONT) && !err && errno != ESRCH)
-		err = -errno;
+	resume_group(rec, pidfd, stopped, &err);
 	if (err == -ESRCH || err == -ENOENT)
 		return SP_EXITED;
 	return err ? err : SP_ATTACHED;

@@ -75,8 +75,7 @@ static int maps_read(const struct sp__procs *procs, int32_t pid,
 {
 	struct sp__maps_entry e;
 	struct sp__map_desc d;
-	const char *p, *nl;
-	char path[64];
+	char path[64], *p, *nl;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
@@ -87,6 +86,9 @@ static int maps_read(const struct sp__procs *procs, int32_t pid,
 			nl = p + strlen(p);
 		if (!sp__maps_parse_line(p, (size_t)(nl - p), &e) &&
 		    sp__maps_is_tracked(&e)) {
+			/* The path lies in @text: decode it where it is. */
+			e.path_len = sp__maps_unescape_path(p + (e.path - p),
+							    e.path_len);
 			desc_from_entry(&e, &d);
 			err = sp__vec_push(descs, procs->mem, &d);
 		}

@@ -217,6 +217,9 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 	memset(&rec->poll, 0, sizeof(rec->poll));
 	if (rec->finished)
 		return -EPIPE;
+	err = sp__recorder_publish(rec);
+	if (err)
+		return err;
 	/* Workers do not wake this thread: with jobs out, look again soon. */
 	if (rec->pipe && sp__pool_inflight(&rec->pipe->pool) &&
 	    (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS))

@@ -6,7 +6,10 @@
  * target controls the path (file names may hold spaces, and a name may
  * end in " (deleted)"), so the path is everything after the run of
  * spaces that follows the inode, taken verbatim. Numbers are parsed by
- * hand, with overflow checks, instead of sscanf.
+ * hand, with overflow checks, instead of sscanf. The kernel writes a
+ * newline in a path as the four characters "\012" (seq_file_path()'s
+ * only escape), which sp__maps_unescape_path() turns back into the byte
+ * the file system and perf's MMAP2 records have.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -107,6 +110,21 @@ int sp__maps_parse_line(const char *line, size_t len,
 		return SP_ECORRUPT;
 	*out = e;
 	return 0;
+}
+
+size_t sp__maps_unescape_path(char *path, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (len - i >= 4 && memcmp(path + i, "\\012", 4) == 0) {
+			path[n++] = '\n';
+			i += 3;
+		} else {
+			path[n++] = path[i];
+		}
+	}
+	return n;
 }
 
 int sp__maps_is_tracked(const struct sp__maps_entry *e)

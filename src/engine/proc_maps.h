@@ -29,6 +29,15 @@ int sp__maps_parse_line(const char *line, size_t len,
 			struct sp__maps_entry *out);
 
 /*
+ * sp__maps_unescape_path decodes, in place, the one escape /proc/PID/maps
+ * applies to paths ("\012" for a newline) and returns the new length, so
+ * a path reads as in perf's MMAP2 records and opens as the file. A name
+ * that really holds the characters "\012" reads the same in maps: the
+ * kernel leaves that ambiguous.
+ */
+size_t sp__maps_unescape_path(char *path, size_t len);
+
+/*
  * Whether a parsed entry is an executable mapping the recorder tracks:
  * files, [vdso], and anonymous code (JIT runtimes), which the recorder
  * describes as an MMAP2 record would: path "//anon", offset = start.

@@ -29,6 +29,7 @@
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
+#include "utf8.h"
 #include "writer_internal.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
@@ -40,17 +41,6 @@ void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
 	procs->unwinder = unwinder;
 	sp__vec_init(&procs->list, sizeof(struct sp__process *));
 	sp__pidtab_init(&procs->index);
-}
-
-static char *dup_str(const struct sp__mem *mem, const char *s, size_t len)
-{
-	char *d = sp__mem_alloc(mem, len + 1);
-
-	if (d) {
-		memcpy(d, s, len);
-		d[len] = '\0';
-	}
-	return d;
 }
 
 static void module_fini(const struct sp__mem *mem, struct sp__module *m)
@@ -221,7 +211,7 @@ static int module_fill(const struct sp__procs *procs, int32_t pid,
 	m->dev_major = d->dev_major;
 	m->dev_minor = d->dev_minor;
 	m->path_len = d->path_len;
-	m->path = dup_str(procs->mem, d->path, d->path_len);
+	m->path = sp__mem_strndup(procs->mem, d->path, d->path_len);
 	if (!m->path)
 		return -ENOMEM;
 	m->unwind_path = m->path;
@@ -232,7 +222,7 @@ static int module_fill(const struct sp__procs *procs, int32_t pid,
 	/* The name is gone; the mapped file stays readable through map_files. */
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)d->start, (unsigned long long)d->end);
-	m->unwind_path = dup_str(procs->mem, buf, strlen(buf));
+	m->unwind_path = sp__mem_strndup(procs->mem, buf, strlen(buf));
 	if (!m->unwind_path) {
 		m->unwind_path = NULL;
 		module_fini(procs->mem, m);
@@ -259,6 +249,35 @@ static void module_to_mapping(const struct sp__module *m, struct sp_mapping *o)
 	}
 }
 
+/*
+ * Writes the module record of @rec, whose path is the mapped file's name
+ * as the kernel gave it: any bytes. SPULSE3 wants UTF-8, so a name that
+ * is not gets the documented escape (utf8.h) in the spool, while @m keeps
+ * the raw bytes for opening the file (unwinding, matching /proc maps):
+ * one odd file name must not end the recording.
+ */
+static int module_write(struct sp__procs *procs, struct sp_module *rec,
+			uint32_t *id)
+{
+	const uint8_t *raw = (const uint8_t *)rec->path;
+	size_t len, cap;
+	char *esc;
+	int err;
+
+	if (sp__utf8_valid(raw, rec->path_len))
+		return sp_writer_module(procs->writer, rec, id);
+	cap = sp__utf8_escape(raw, rec->path_len, NULL, 0);
+	esc = sp__mem_alloc(procs->mem, cap);
+	if (!esc)
+		return -ENOMEM;
+	len = sp__utf8_escape(raw, rec->path_len, esc, cap);
+	rec->path = esc;
+	rec->path_len = len;
+	err = sp_writer_module(procs->writer, rec, id);
+	sp__mem_free(procs->mem, esc, cap);
+	return err;
+}
+
 /* Writes @m's module record, then prepares its unwind table. */
 static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 		       struct sp__module *m)
@@ -280,7 +299,7 @@ static int module_emit(struct sp__procs *procs, struct sp__process *proc,
 	rec.path_len = m->path_len;
 	err = sp__procs_sync(procs);
 	if (!err)
-		err = sp_writer_module(procs->writer, &rec, &m->id);
+		err = module_write(procs, &rec, &m->id);
 	if (err)
 		return err;
 	err = sp__vec_push(&proc->modules, procs->mem, m);

@@ -8,6 +8,7 @@
  * recorder starts enabled: attached processes sample at once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,10 +18,13 @@
 
 #include "jit_side_names.h"
 #include "jit_track.h"
+#include "logging.h"
 #include "opts.h"
+#include "out_file.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "sink_internal.h"
 #include "system.h"
 
 #define CPUS_MAX 4096
@@ -28,9 +32,11 @@
 static int opts_check(const struct sp_recorder_opts *o)
 {
 	if (o->flags & ~(SP_RECORDER_KERNEL | SP_RECORDER_INHERIT_CHILDREN |
-			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE))
+			 SP_RECORDER_ZSTD | SP_RECORDER_NO_JIT_CODE |
+			 SP_RECORDER_KEEP_OLD))
 		return -EINVAL;
-	if (o->stack_size > 65528 || o->max_depth > SP_DEPTH_MAX || o->reserved)
+	if (o->stack_size > SP_RECORDER_STACK_MAX ||
+	    o->max_depth > SP_DEPTH_MAX || o->reserved)
 		return -EINVAL;
 	return 0;
 }
@@ -170,6 +176,7 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	rec->mem = mem;
 	rec->logger = o.logger;
 	rec->epfd = -1;
+	sp__guardian_init(&rec->guardian);
 	rec->enabled = true;
 	sp__vec_init(&rec->rings, sizeof(struct sp__ring));
 	sp__merge_init(&rec->merge, &rec->mem);
@@ -200,52 +207,115 @@ int sp_recorder_open_sink(struct sp_sink *sink,
 	return 0;
 }
 
+static void spool_close(struct sp__mem *mem, struct sp__out_file *f)
+{
+	if (f) {
+		sp__out_close(f, mem);
+		sp__mem_free(mem, f, sizeof(*f));
+	}
+}
+
 /*
  * Threaded mode writes through io_uring, so the thread that orders and
  * encodes never waits in write(2); inline mode keeps the plain file sink.
  * Explicit flushes are durable (fdatasync) in both; the periodic push
- * that keeps live Tails fed is not.
+ * that keeps live Tails fed is not. A device or FIFO gets the plain sink.
  */
-static int spool_sink_open(const char *path, const struct sp_recorder_opts *o,
-			   struct sp_sink **out)
+static int spool_open(const char *path, const struct sp_recorder_opts *o,
+		      struct sp__out_file **file, struct sp_sink **sink)
 {
 	struct sp_sink_uring_opts uo = { .size = sizeof(uo) };
+	uint32_t flags = SP__OUT_AT_COMMIT;
+	struct sp__out_file *f;
+	struct sp__mem mem;
+	int err, fd;
 
-	if (!worker_count(o->threads))
-		return sp_sink_open_file(path, o->allocator, out);
-	uo.logger = o->logger;
-	uo.flags = SP_SINK_URING_DATASYNC;
-	return sp_sink_open_uring(path, &uo, o->allocator, out);
+	sp__mem_init(&mem, o->allocator);
+	f = sp__mem_calloc(&mem, 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (o->flags & SP_RECORDER_KEEP_OLD)
+		flags |= SP__OUT_KEEP_OLD;
+	err = sp__out_open(f, &mem, path, flags);
+	/* The sink's own descriptor: @f keeps one to publish the file by. */
+	fd = err ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err && (!worker_count(o->threads) || sp__out_in_place(f))) {
+		err = sp__sink_new_fd_owned(fd, f->regular, o->allocator, sink);
+	} else if (!err) {
+		uo.logger = o->logger;
+		uo.flags = SP_SINK_URING_DATASYNC;
+		err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, &uo,
+					   o->allocator, sink);
+	}
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		spool_close(&mem, f);
+		return err;
+	}
+	*file = f;
+	return 0;
+}
+
+/* Everything sp_recorder_open_sink() would refuse, without its effects. */
+static int opts_validate(const struct sp_recorder_opts *o)
+{
+	uint32_t hz;
+	int err = opts_check(o);
+
+	return err ? err : rate_resolve(o->sample_hz, &hz);
 }
 
 int sp_recorder_open(const char *path, const struct sp_recorder_opts *opts,
 		     struct sp_recorder **out)
 {
 	struct sp_recorder_opts o;
+	struct sp__out_file *file = NULL;
 	struct sp_sink *sink;
+	struct sp__mem mem;
+	size_t n;
 	int err;
 
 	if (!path || !out)
 		return -EINVAL;
-	/* Loaded here too, so bad options never create (truncate) @path. */
+	/* Checked here too, so bad options never create anything. */
 	err = sp__opts_load(opts, opts ? opts->size : 0, &o, sizeof(o));
-	if (err)
-		return err;
 	o.size = sizeof(o);
-	err = spool_sink_open(path, &o, &sink);
-	if (err)
+	if (err || (err = opts_validate(&o)) ||
+	    (err = spool_open(path, &o, &file, &sink)))
 		return err;
+	sp__mem_init(&mem, o.allocator);
 	err = sp_recorder_open_sink(sink, &o, out);
-	if (err)
+	if (err) {
+		spool_close(&mem, file); /* the path stays as it was */
 		return err;
-	(*out)->path = sp__mem_alloc(&(*out)->mem, strlen(path) + 1);
+	}
+	(*out)->out = file;
+	n = strlen(path) + 1;
+	(*out)->path = sp__mem_alloc(&(*out)->mem, n);
 	if (!(*out)->path) {
 		sp_recorder_close(*out);
 		*out = NULL;
 		return -ENOMEM;
 	}
-	memcpy((*out)->path, path, strlen(path) + 1);
+	memcpy((*out)->path, path, n);
 	return 0;
+}
+
+int sp__recorder_publish(struct sp_recorder *rec)
+{
+	int err;
+
+	if (!rec->out || rec->out->published)
+		return 0;
+	err = sp__out_publish(rec->out, &rec->mem);
+	if (err)
+		sp__log(rec->logger, SP_LOG_ERROR,
+			"cannot put the spool at %s: %s", rec->path,
+			sp_strerror(err));
+	return err;
 }
 
 int sp_recorder_enable(struct sp_recorder *rec)
@@ -268,10 +338,20 @@ int sp_recorder_disable(struct sp_recorder *rec)
 
 int sp_recorder_flush(struct sp_recorder *rec)
 {
-	int err, ferr;
+	int err;
 
 	if (!rec)
 		return -EINVAL;
+	if (rec->finished)
+		return 0;
+	err = sp__recorder_publish(rec);
+	return err ? err : sp__recorder_flush(rec);
+}
+
+int sp__recorder_flush(struct sp_recorder *rec)
+{
+	int err, ferr;
+
 	if (rec->finished)
 		return 0;
 	/* Processes that died since the last poll are retired now too. */
@@ -403,6 +483,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	if (!rec)
 		return;
 	mem = rec->mem;
+	sp__guardian_stop(&rec->guardian);
 	sp__system_free(rec);
 	sp__pipeline_free(rec); /* threads first: they read rings and maps */
 	sp__procs_fini(&rec->procs);
@@ -418,7 +499,8 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__merge_fini(&rec->merge);
 	if (rec->epfd >= 0)
 		close(rec->epfd);
-	sp_writer_free(rec->writer);
+	sp_writer_free(rec->writer); /* closes the spool's fd */
+	spool_close(&mem, rec->out);
 	sp_unwinder_free(rec->unwinder);
 	sp__mem_free(&mem, rec->cpus, (size_t)rec->ncpus * sizeof(int));
 	sp__mem_free(&mem, rec->cpu_ring, (size_t)rec->ncpus * sizeof(int));

@@ -8,6 +8,7 @@
 #include <stackpulse/recorder.h>
 #include <stackpulse/writer.h>
 
+#include "guardian.h"
 #include "jit_side.h"
 #include "kernel_module.h"
 #include "mem.h"
@@ -17,6 +18,8 @@
 #include "process.h"
 #include "ring.h"
 #include "vec.h"
+
+struct sp__out_file;
 
 /*
  * Inline mode: one struct, driven by the caller's thread. Rings are
@@ -71,7 +74,9 @@ struct sp_recorder {
 	struct sp_recording_summary sum;
 	struct sp_unwind_stats ustats;
 	struct sp_poll_summary poll;
-	char *path;	       /* spool path (NULL for a caller's sink) */
+	char *path;		  /* spool path (NULL for a caller's sink) */
+	struct sp__out_file *out; /* its file until closed (out_file.h) */
+	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
 	uint64_t last_sweep_ns;
@@ -93,7 +98,7 @@ struct sp_recorder {
 };
 
 /* Upper bound of unwinder threads in threaded mode. */
-#define SP__WORKERS_MAX 64
+#define SP__WORKERS_MAX SP_RECORDER_THREADS_MAX
 
 /* Pacing of loss reads and recovery sweeps during polls (§1.4). */
 #define SP__LOST_READ_NS 100000000ull
@@ -153,6 +158,17 @@ sp__qsample_stack(const struct sp__qsample *s)
  * last poll.
  */
 void sp__recorder_collect(struct sp_recorder *rec);
+/*
+ * sp__recorder_flush is sp_recorder_flush() without the publish: an
+ * attach may flush a recording that has not started yet.
+ */
+int sp__recorder_flush(struct sp_recorder *rec);
+/*
+ * sp__recorder_publish makes the spool path name the file (out_file.h)
+ * at the first poll, flush, finish or tail: a recorder closed before that
+ * leaves the path as it was.
+ */
+int sp__recorder_publish(struct sp_recorder *rec);
 /*
  * Whether records wait outside the merge queue: unread in a ring (inline
  * mode) or anywhere in the threaded pipeline.

@@ -11,6 +11,7 @@
 
 #include <stackpulse/tail.h>
 
+#include "out_file.h"
 #include "recorder_internal.h"
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
@@ -26,8 +27,9 @@ int sp_recorder_tail(struct sp_recorder *rec, struct sp_tail **out)
 
 	if (!rec || !out)
 		return -EINVAL;
-	if (!rec->path)
-		return -EOPNOTSUPP; /* a caller's sink: no file to reopen */
+	/* A caller's sink, or a device or FIFO: no file to reopen. */
+	if (!rec->path || (rec->out && sp__out_in_place(rec->out)))
+		return -EOPNOTSUPP;
 	if (rec->tail_taken)
 		return -EBUSY;
 	err = sp_recorder_flush(rec);

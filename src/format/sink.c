@@ -293,35 +293,46 @@ static struct fd_sink *fd_sink_alloc(const struct sp_allocator *allocator)
 	return s;
 }
 
-SP_API int sp_sink_new_fd(int fd, uint32_t flags,
-			  const struct sp_allocator *allocator,
-			  struct sp_sink **out)
+/* An fd sink on @fd (closed when freed with SP_SINK_CLOSE_FD). */
+static int fd_sink_new(int fd, uint32_t flags, bool sync,
+		       const struct sp_allocator *allocator,
+		       struct sp_sink **out)
 {
-	struct fd_sink *s;
+	struct fd_sink *s = fd_sink_alloc(allocator);
 	int err;
 
-	if (fd < 0 || (flags & ~SP_SINK_CLOSE_FD) || !out)
-		return -EINVAL;
-	s = fd_sink_alloc(allocator);
 	if (!s)
 		return -ENOMEM;
 	s->fd = fd;
 	s->flags = flags;
+	s->sync = sync;
 	err = sp__sink_new(&fd_ops, s, &s->mem, out);
 	if (err)
 		sp__mem_free(&s->mem, s, sizeof(*s));
 	return err;
 }
 
+SP_API int sp_sink_new_fd(int fd, uint32_t flags,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out)
+{
+	if (fd < 0 || (flags & ~SP_SINK_CLOSE_FD) || !out)
+		return -EINVAL;
+	return fd_sink_new(fd, flags, false, allocator, out);
+}
+
 int sp__sink_create_file(const struct sp__mem *mem, const char *path)
 {
 	struct sp__out_file f;
 	int err = sp__out_open(&f, mem, path, SP__OUT_NOW);
+	int fd = err ? err : sp__out_take_fd(&f);
 
-	return err ? err : f.fd;
+	if (!err)
+		sp__out_close(&f, mem);
+	return fd;
 }
 
-static int file_sink_open(const char *path, enum sp__out_when when,
+static int file_sink_open(const char *path, uint32_t when,
 			  const struct sp_allocator *allocator,
 			  struct sp_sink **out)
 {
@@ -346,6 +357,13 @@ static int file_sink_open(const char *path, enum sp__out_when when,
 	if (err)
 		fd_free(s);
 	return err;
+}
+
+int sp__sink_new_fd_owned(int fd, bool sync,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out)
+{
+	return fd_sink_new(fd, SP_SINK_CLOSE_FD, sync, allocator, out);
 }
 
 SP_API int sp_sink_open_file(const char *path,

@@ -42,4 +42,13 @@ int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
  */
 int sp__sink_create_file(const struct sp__mem *mem, const char *path);
 
+/*
+ * sp__sink_new_fd_owned is the fd sink of sp_sink_open_file() for an fd
+ * the caller opened: it closes @fd when freed (not when this fails), and
+ * with @sync its flush is fdatasync().
+ */
+int sp__sink_new_fd_owned(int fd, bool sync,
+			  const struct sp_allocator *allocator,
+			  struct sp_sink **out);
+
 #endif /* SP_FORMAT_SINK_INTERNAL_H */

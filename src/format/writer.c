@@ -28,6 +28,7 @@
 #include <stackpulse/error.h>
 
 #include "opts.h"
+#include "utf8.h"
 #include "writer_internal.h"
 
 #define SP_WRITER_DEFAULT_CHUNK (64 * 1024)
@@ -258,59 +259,6 @@ SP_API uint64_t sp_writer_bytes(const struct sp_writer *w)
 
 /* ---- module records ---- */
 
-/* Continuation bytes 80..BF; @lo/@hi narrow the first (§5.1 strict UTF-8). */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t len,
-		       unsigned char lo, unsigned char hi)
-{
-	size_t i;
-
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
-/* Length of the valid UTF-8 sequence at @s, or 0 if it is not valid. */
-static size_t utf8_step(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return utf8_seq(s, n, 2, 0x80, 0xbf);
-	if (c == 0xe0)
-		return utf8_seq(s, n, 3, 0xa0, 0xbf); /* no overlongs */
-	if (c == 0xed)
-		return utf8_seq(s, n, 3, 0x80, 0x9f); /* no surrogates */
-	if (c >= 0xe1 && c <= 0xef)
-		return utf8_seq(s, n, 3, 0x80, 0xbf);
-	if (c == 0xf0)
-		return utf8_seq(s, n, 4, 0x90, 0xbf); /* no overlongs */
-	if (c >= 0xf1 && c <= 0xf3)
-		return utf8_seq(s, n, 4, 0x80, 0xbf);
-	if (c == 0xf4)
-		return utf8_seq(s, n, 4, 0x80, 0x8f); /* <= U+10FFFF */
-	return 0;
-}
-
-/* Validates like Rust's str::from_utf8 (NUL is legal). */
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	size_t step;
-
-	while (n > 0) {
-		step = utf8_step(s, n);
-		if (!step)
-			return false;
-		s += step;
-		n -= step;
-	}
-	return true;
-}
-
 static int module_check(const struct sp_writer *w, const struct sp_module *m)
 {
 	if (!m || (!m->path && m->path_len))
@@ -320,7 +268,8 @@ static int module_check(const struct sp_writer *w, const struct sp_module *m)
 	/* The readers refuse longer paths: never write one they cannot read. */
 	if (m->path_len > SP_SPOOL_PATH_MAX)
 		return -ENAMETOOLONG;
-	if (!utf8_valid((const unsigned char *)m->path, m->path_len))
+	/* §5.1 strict UTF-8 (the recorder escapes other paths, utf8.h). */
+	if (!sp__utf8_valid((const uint8_t *)m->path, m->path_len))
 		return -EINVAL;
 	return w->modules.len >= w->id_limit ? SP_EIDSPACE : 0;
 }

@@ -31,6 +31,7 @@
 #include "hash.h"
 #include "opts.h"
 #include "symbolizer_internal.h"
+#include "utf8.h"
 
 /* Module context of a user frame, gathered once per miss. */
 struct user_ctx {
@@ -446,21 +447,57 @@ static int open_vdso(struct sp_symbolizer *sym, struct sp__image **out)
 }
 
 /*
- * The module's file by path and identity; a file that is gone (deleted or
- * replaced) is read through /proc/PID/map_files while the process lives.
+ * A module whose file name was not UTF-8 is in the spool under the escape
+ * of utf8.h: its raw name, if the path decodes as one. The device and
+ * inode check of the cache keeps a literal backslash name that merely
+ * looks escaped from opening the wrong file.
+ */
+static int open_unescaped(struct sp_symbolizer *sym, const struct sp_module *m,
+			  uint64_t dev, struct sp__image **out)
+{
+	size_t n;
+	char *raw;
+	int err;
+
+	if (!memchr(m->path, '\\', m->path_len))
+		return -ENOENT;
+	n = sp__utf8_unescape(m->path, m->path_len, NULL, 0);
+	if (n == SIZE_MAX)
+		return -ENOENT;
+	raw = sp__mem_alloc(&sym->mem, n + 1);
+	if (!raw)
+		return -ENOMEM;
+	sp__utf8_unescape(m->path, m->path_len, (uint8_t *)raw, n);
+	raw[n] = '\0';
+	/* A NUL (escaped or not) cannot be in a file name. */
+	err = memchr(raw, '\0', n) ?
+		      -ENOENT :
+		      sp__image_cache_get(sym->images, raw, dev, m->inode, out);
+	sp__mem_free(&sym->mem, raw, n + 1);
+	return err;
+}
+
+/*
+ * The module's file by path and identity (the raw name first decoded from
+ * an escaped path); a file that is gone (deleted or replaced) is read
+ * through /proc/PID/map_files while the process lives.
  */
 static int open_image(struct sp_symbolizer *sym, const struct sp_module *m,
 		      struct sp__image **out)
 {
 	char path[64];
 	uint64_t dev = 0;
-	int err;
+	int err, uerr;
 
 	if (strcmp(m->path, "[vdso]") == 0)
 		return open_vdso(sym, out);
 	if (m->dev_major || m->dev_minor)
 		dev = makedev(m->dev_major, m->dev_minor);
 	err = sp__image_cache_get(sym->images, m->path, dev, m->inode, out);
+	if (err && err != -ENOMEM) {
+		uerr = open_unescaped(sym, m, dev, out);
+		err = uerr == -ENOENT ? err : uerr;
+	}
 	if (!err || err == -ENOMEM || m->pid <= 0)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,

@@ -180,6 +180,65 @@ def case_usage(env):
     env.run_ok("check", "--", v2)
 
 
+def case_numeric(env):
+    """Every numeric option: range, finiteness, exit 2 naming the range.
+
+    Issue 20 item 8: `record --duration inf` or `1e19` overflowed the
+    seconds-to-nanoseconds conversion and `-s 65529` failed with exit 1.
+    A value the parser accepts would start a recording (or a report), so
+    each of these must be refused before anything runs.
+    """
+    v2 = env.write("v2.spool", V2)
+    out = os.path.join(env.tmp, "never.spool")
+    rec = ("record", "-o", out)
+    int32 = "2147483647"
+    table = [
+        (rec + ("-s", "65529", "--", "true"), "1..65528"),
+        (rec + ("-s", "0", "--", "true"), "1..65528"),
+        (rec + ("-s", "-8", "--", "true"), "1..65528"),
+        (rec + ("-s", "99999999999999999999", "--", "true"), "1..65528"),
+        (rec + ("-F", "0", "--", "true"), "or max"),
+        (rec + ("-F", "4294967295", "--", "true"), "or max"),
+        (rec + ("-F", "-1", "--", "true"), "or max"),
+        (rec + ("--threads", "65", "--", "true"), "0..64 or auto"),
+        (rec + ("--threads", "-1", "--", "true"), "0..64 or auto"),
+        (rec + ("-p", "0"), "1.." + int32),
+        (rec + ("-p", "2147483648"), "1.." + int32),
+        (rec + ("-p", "1,-2"), "1.." + int32),
+        (("report", "--top", "0", v2), "1.." + int32),
+        (("report", "--top", "4294967297", v2), "1.." + int32),
+        (("report", "--pid", "-1", v2), "0.." + int32),
+        (("top", "--top", " 5", "--once", v2), "1.." + int32),
+        (("top", "--iterations", "0", v2), "1.." + int32),
+        (("top", "--pid", "+3", "--once", v2), "0.." + int32),
+        (("export", "-f", "folded", "--pid", "0", v2), "1.." + int32),
+        (("dump", "--limit", "-1", v2), "0..18446744073709551615"),
+        (("dump", "--limit=18446744073709551616", v2),
+         "0..18446744073709551615"),
+    ]
+    for secs in ("inf", "-inf", "nan", "1e19", "1e308", "-1", "0", "1e-30",
+                 "0x", ""):
+        table.append((rec + ("--duration", secs, "--", "true"),
+                      "0.001..31536000 seconds"))
+        table.append((("top", "--interval", secs, "--once", v2),
+                      "0.001..86400 seconds"))
+    for args, allowed in table:
+        rc, _, err = env.run(*args)
+        expect(rc == 2, f"spulse {args}: exit {rc} != 2; stderr: {err}")
+        expect("(allowed: " in err and allowed + ")" in err,
+               f"spulse {args}: the range is not named: {err!r}")
+        expect("runtime error" not in err, f"spulse {args}: UB: {err!r}")
+    # Above the kernel's maximum: named with the sysctl and -F max.
+    rc, _, err = env.run(*rec, "-F", "99999999", "--", "true")
+    expect(rc == 2 and "kernel.perf_event_max_sample_rate" in err and
+           "-F max" in err, f"-F 99999999: exit {rc}; {err!r}")
+    expect(not os.path.exists(out), "a refused record created its output")
+    # The ends of each range are accepted.
+    env.run_ok("dump", "--limit", "18446744073709551615", v2)
+    env.run_ok("report", "--top", int32, "--pid", int32, v2)
+    env.run_ok("top", "--once", "--interval", "86400", "--top", int32, v2)
+
+
 def case_check_valid(env):
     table = [
         ("v1", V1, counts(0, 0, 0, 0, 0, 0)),

@@ -72,6 +72,22 @@ static void test_hostile(void)
 		     SP_ECORRUPT);
 }
 
+/* The kernel's one path escape: "\012" for a newline (issue 20 item 11). */
+static void test_unescape(void)
+{
+	char a[] = "/tmp/lib\\012nl.so", b[] = "\\012\\01\\0121\\";
+	char c[] = "/plain";
+
+	CHECK_EQ(sp__maps_unescape_path(a, strlen(a)),
+		 strlen("/tmp/lib\nnl.so"));
+	CHECK_MEM(a, strlen("/tmp/lib\nnl.so"), "/tmp/lib\nnl.so",
+		  strlen("/tmp/lib\nnl.so"));
+	CHECK_EQ(sp__maps_unescape_path(b, strlen(b)), (size_t)7);
+	CHECK_MEM(b, 7, "\n\\01\n1\\", 7);
+	CHECK_EQ(sp__maps_unescape_path(c, strlen(c)), strlen(c));
+	CHECK_MEM(c, strlen(c), "/plain", strlen(c));
+}
+
 static void test_self(void)
 {
 	uint64_t start = 0;
@@ -92,6 +108,7 @@ int main(void)
 {
 	test_good();
 	test_hostile();
+	test_unescape();
 	test_self();
 	return T_EXIT_PASS;
 }

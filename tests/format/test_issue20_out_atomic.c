@@ -5,7 +5,8 @@
  * sp_sink_open_file_atomic() is what `spulse export -o` writes through:
  *   - until sp_sink_finish() the old file is untouched (an export that
  *     reads it, even through a hard link, still sees the recording);
- *   - freed without finishing, the temporary file is gone and the old
+ *   - freed without finishing, the new file (unnamed until then, not
+ *     even a temporary directory entry) is gone and the old
  *     file is byte for byte what it was (nothing is unlinked that the
  *     sink did not create);
  *   - finished, the name leads to the new bytes, mode 0600, while a
@@ -84,7 +85,7 @@ int main(void)
 	/* Abandoned: nothing changes, nothing is left. */
 	put_file("OLD");
 	CHECK_OK(sp_sink_open_file_atomic(path, NULL, &s));
-	CHECK_EQ_INT(entries(), 2); /* out.svg and the temporary file */
+	CHECK_EQ_INT(entries(), 1); /* the new file is unnamed (O_TMPFILE) */
 	CHECK_OK(sp_sink_write(s, "NEW", 3));
 	CHECK_OK(sp_sink_flush(s));
 	expect_path("OLD");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spulse: the argument loop shared by the commands that read one spool FILE. */
+/* spulse: the argument loop of the one-FILE commands and the numeric option parsers. */
 
 /*
  * See args.h. The loop is deliberately tiny (no getopt): getopt_long
@@ -8,7 +8,10 @@
  * every command.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,18 +76,69 @@ int spulse_parse_args(const char *cmd, void (*usage)(FILE *f), int argc,
 	return -1;
 }
 
+bool spulse_read_uint(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* Digits only: strtoull would take " 5", "+5" and negate "-5". */
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+int spulse_parse_range(const char *cmd, const char *opt, const char *val,
+		       uint64_t min, uint64_t max, uint64_t *out)
+{
+	char allowed[48];
+	uint64_t v;
+
+	if (!val)
+		return spulse_usage_error(cmd, "missing value for", opt);
+	if (!spulse_read_uint(val, &v) || v < min || v > max) {
+		snprintf(allowed, sizeof(allowed), "%" PRIu64 "..%" PRIu64, min,
+			 max);
+		return spulse_value_error(cmd, opt, val, allowed);
+	}
+	*out = v;
+	return -1;
+}
+
 int spulse_parse_int(const char *cmd, const char *opt, const char *val,
 		     long min, long *out)
 {
+	uint64_t v = 0;
+	int st =
+		spulse_parse_range(cmd, opt, val, (uint64_t)min, INT32_MAX, &v);
+
+	if (st < 0)
+		*out = (long)v;
+	return st;
+}
+
+int spulse_parse_seconds(const char *cmd, const char *opt, const char *val,
+			 double min, double max, double *out)
+{
+	char allowed[64];
 	char *end;
-	long v;
+	double v;
 
 	if (!val)
 		return spulse_usage_error(cmd, "missing value for", opt);
 	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || *end || end == val || v < min || v > INT32_MAX)
-		return spulse_usage_error(cmd, "bad value", val);
+	v = strtod(val, &end);
+	/* !(v >= min) also refuses NaN; isfinite() refuses "inf". */
+	if (errno || end == val || *end || !isfinite(v) || !(v >= min) ||
+	    v > max) {
+		snprintf(allowed, sizeof(allowed), "%g..%.0f seconds", min,
+			 max);
+		return spulse_value_error(cmd, opt, val, allowed);
+	}
 	*out = v;
 	return -1;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* spulse: the argument loop shared by the commands that read one spool FILE. */
+/* spulse: the argument loop of the one-FILE commands and the numeric option parsers. */
 #ifndef SPULSE_ARGS_H
 #define SPULSE_ARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -42,12 +44,25 @@ int spulse_parse_args(const char *cmd, void (*usage)(FILE *f), int argc,
 		      void *ctx, const char **path);
 
 /*
- * spulse_parse_int parses @val, the value of option @opt of @cmd, as a
- * decimal integer in [@min, INT32_MAX] into *@out. A NULL @val is a
- * missing value.
+ * Numeric option values. Each parses @val, the value of option @opt of
+ * @cmd; a NULL @val is a missing value, and a value that is malformed,
+ * out of range, infinite or NaN is a usage error that names the allowed
+ * range (spulse_value_error).
+ *
+ * spulse_read_uint reads @s as a decimal uint64_t without printing
+ * anything (digits only: no sign, no blanks, no overflow); false if it is
+ * not one. spulse_parse_range: such an integer in [@min, @max]. spulse_parse_int: the same into a long,
+ * in [@min, INT32_MAX]. spulse_parse_seconds: a finite number of seconds
+ * in [@min, @max]; @max keeps every later conversion (to ns, to ms) far
+ * from overflowing.
  */
+bool spulse_read_uint(const char *s, uint64_t *out);
+int spulse_parse_range(const char *cmd, const char *opt, const char *val,
+		       uint64_t min, uint64_t max, uint64_t *out);
 int spulse_parse_int(const char *cmd, const char *opt, const char *val,
 		     long min, long *out);
+int spulse_parse_seconds(const char *cmd, const char *opt, const char *val,
+			 double min, double max, double *out);
 
 /*
  * spulse_jit_dir writes the JIT side directory of spool @spool ("@spool.jit":

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "spulse.h"
 
 struct dump_opts {
@@ -64,21 +65,6 @@ void spulse_dump_usage(FILE *f)
 	      f);
 }
 
-static int parse_limit(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Handles one option at argv[*i]; returns -1 to go on or an exit status. */
 static int parse_option(int argc, char **argv, int *i, struct dump_opts *o)
 {
@@ -94,15 +80,12 @@ static int parse_option(int argc, char **argv, int *i, struct dump_opts *o)
 		spulse_dump_usage(stdout);
 		return SPULSE_EXIT_OK;
 	} else if (strncmp(a, "--limit=", 8) == 0) {
-		if (parse_limit(a + 8, &o->limit) < 0)
-			return spulse_usage_error("dump", "bad --limit", a + 8);
+		return spulse_parse_range("dump", "--limit", a + 8, 0,
+					  UINT64_MAX, &o->limit);
 	} else if (strcmp(a, "--limit") == 0) {
-		if (*i + 1 >= argc)
-			return spulse_usage_error("dump", "--limit needs N",
-						  NULL);
-		if (parse_limit(argv[++*i], &o->limit) < 0)
-			return spulse_usage_error("dump", "bad --limit",
-						  argv[*i]);
+		return spulse_parse_range("dump", "--limit",
+					  *i + 1 < argc ? argv[++*i] : NULL, 0,
+					  UINT64_MAX, &o->limit);
 	} else {
 		return spulse_usage_error("dump", "unknown option", a);
 	}

@@ -12,9 +12,13 @@
  * timeline viewers show real times and pprof a period. The main loop is
  * sp_recorder_poll() with a short timeout, and between polls it checks
  * the four ways a recording ends: the command exits, every pid exits, a
- * SIGINT/SIGTERM (the handler only sets a flag; the signal also makes
- * poll return -EINTR), or --duration. A command still running then (signal or
- * duration) gets SIGTERM, like perf record does, and is reaped.
+ * SIGINT, SIGTERM or SIGHUP (the handler only counts it; the signal also
+ * makes poll return -EINTR), or --duration. A command still running then
+ * (signal or duration) gets SIGTERM, like perf record does, and is reaped
+ * within a bounded time: SIGKILL after a grace period or at the next
+ * signal. A record that fails before it records leaves -o FILE as it was
+ * (the library writes an unnamed file until the first poll); the previous
+ * FILE is kept as FILE.old.
  *
  * `-a` records the whole machine instead (sp_recorder_open_system): every
  * process, or those that pass --pid / --comm / --cgroup. It ends on a
@@ -42,10 +46,13 @@
 #include "spulse.h"
 
 #define MAX_PIDS 64
-#define STACK_MAX 65528 /* the kernel's sample_stack_user limit */
 #define MAX_COMMS 64
 #define COMM_MAX 64
 #define POLL_MS 100
+/* Ending a command that ignores SIGTERM (reap_command). */
+#define TERM_HINT_MS 500
+#define TERM_GRACE_MS 3000
+#define KILL_GRACE_MS 2000
 #define PROGRESS_NS 500000000ull
 
 struct record_opts {
@@ -78,11 +85,18 @@ struct record_state {
 	uint64_t samples;
 };
 
-static volatile sig_atomic_t stop_signal;
+/*
+ * SIGINT, SIGTERM and SIGHUP each count one stop request: the first ends
+ * the recording, later ones escalate the end of the command (see
+ * reap_command). The handler only counts; the three are blocked while it
+ * runs, so the count is never torn.
+ */
+static volatile sig_atomic_t stop_requests;
 
 static void on_stop_signal(int sig)
 {
-	stop_signal = sig;
+	(void)sig;
+	stop_requests = stop_requests + 1;
 }
 
 static uint64_t now_ns(void)
@@ -103,21 +117,23 @@ void spulse_record_usage(FILE *f)
 	      "Sample the CPU stacks of COMMAND (from its first instruction)\n"
 	      "or of running processes into a SPULSE3 spool. Recording ends\n"
 	      "when the command or every PID exits, on Ctrl-C, or after\n"
-	      "--duration; then the summary goes to stderr.\n"
+	      "--duration; then the summary goes to stderr. A command still\n"
+	      "running gets SIGTERM, and SIGKILL 3 s later or at Ctrl-C.\n"
 	      "With -a every process of the machine is sampled (root or\n"
 	      "CAP_PERFMON), until Ctrl-C, --duration or COMMAND's exit.\n"
 	      "\n"
-	      "  -o FILE          output spool (default spulse.spool)\n"
+	      "  -o FILE          output spool (default spulse.spool); an\n"
+	      "                   existing FILE is kept as FILE.old\n"
 	      "  -F HZ|max        samples per CPU-second (default 999; max =\n"
 	      "                   the kernel's perf_event_max_sample_rate)\n"
 	      "  -s BYTES         user stack bytes copied per sample\n"
-	      "                   (default 32768, at most 65528)\n"
+	      "                   (default 32768, 1 to 65528)\n"
 	      "  -k               also record kernel callchains\n"
 	      "  --max-depth N    user frames per stack before it is cut\n"
 	      "                   (default 1024, at most 8192)\n"
 	      "  --no-children    do not follow forked child processes\n"
 	      "                   (they are followed by default)\n"
-	      "  --duration SECS  stop after SECS seconds\n"
+	      "  --duration SECS  stop after SECS seconds (0.001 to a year)\n"
 	      "  --threads N|auto unwinder threads (0 = everything on one\n"
 	      "                   thread; default auto: 0 up to 2 CPUs,\n"
 	      "                   else CPUs - 1)\n"
@@ -151,73 +167,110 @@ void spulse_record_usage(FILE *f)
 	      f);
 }
 
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v == 0 ||
-	    v >= UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_pids(const char *s, struct record_opts *o)
+/*
+ * Numeric options: each returns -1 to go on or a usage-error status that
+ * names the allowed range (args.h). A PID is any positive int32; whether
+ * it exists is the attach's business.
+ */
+static int parse_pids(const char *opt, const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
-	int status = 0;
-	uint32_t pid;
+	int status = -1, found = 0;
+	uint64_t pid;
 
 	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok && !status;
+		return spulse_usage_error("record", "out of memory", NULL);
+	for (tok = strtok_r(copy, ",", &save); tok && status < 0;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (o->npids == MAX_PIDS || parse_u32(tok, &pid) != 0 ||
-		    pid > INT32_MAX)
-			status = -1;
+		if (o->npids == MAX_PIDS)
+			status = spulse_usage_error(
+				"record", "more than 64 PIDs at", tok);
 		else
-			o->pids[o->npids++] = (int32_t)pid;
+			status = spulse_parse_range("record", opt, tok, 1,
+						    INT32_MAX, &pid);
+		if (status < 0)
+			o->pids[o->npids++] = (int32_t)pid, found++;
 	}
 	free(copy);
+	if (status < 0 && !found)
+		status = spulse_value_error("record", opt, s, "PID[,PID...]");
 	return status;
 }
 
-static int parse_rate(const char *s, struct record_opts *o)
+/* Above the kernel's maximum is refused later (spulse_check_rate). */
+static int parse_rate(const char *opt, const char *s, struct record_opts *o)
 {
+	uint64_t v = 0;
+
 	if (strcmp(s, "max") == 0) {
 		o->rec.sample_hz = SP_RATE_MAX;
-		return 0;
+		return -1;
 	}
-	return parse_u32(s, &o->rec.sample_hz);
+	if (!spulse_read_uint(s, &v) || !v || v >= SP_RATE_MAX)
+		return spulse_value_error(
+			"record", opt, s,
+			"1 Hz up to kernel.perf_event_max_sample_rate, or max");
+	o->rec.sample_hz = (uint32_t)v;
+	return -1;
 }
 
-static int parse_threads(const char *s, struct record_opts *o)
+static int parse_threads(const char *opt, const char *s, struct record_opts *o)
 {
+	char allowed[32];
+	uint64_t v;
+
 	if (strcmp(s, "auto") == 0) {
 		o->rec.threads = SP_THREADS_AUTO;
-		return 0;
+		return -1;
 	}
-	return parse_u32(s, &o->rec.threads) || o->rec.threads > 64 ? -1 : 0;
+	snprintf(allowed, sizeof(allowed), "0..%u or auto",
+		 SP_RECORDER_THREADS_MAX);
+	if (!spulse_read_uint(s, &v) || v > SP_RECORDER_THREADS_MAX)
+		return spulse_value_error("record", opt, s, allowed);
+	o->rec.threads = (uint32_t)v;
+	return -1;
 }
 
-static int parse_depth(const char *s, struct record_opts *o)
+/* Rounded up to a multiple of 8 by the library. */
+static int parse_stack(const char *opt, const char *s, struct record_opts *o)
 {
-	return parse_u32(s, &o->rec.max_depth) ||
-			       o->rec.max_depth > SP_DEPTH_MAX ?
-		       -1 :
-		       0;
+	uint64_t v;
+	int st = spulse_parse_range("record", opt, s, 1, SP_RECORDER_STACK_MAX,
+				    &v);
+
+	if (st < 0)
+		o->rec.stack_size = (uint32_t)v;
+	return st;
 }
 
-static int parse_comms(const char *s, struct record_opts *o)
+/* A year at most: seconds * 1e9 stays far below UINT64_MAX ns. */
+#define DURATION_MIN_S 0.001
+#define DURATION_MAX_S (365.0 * 86400)
+
+static int parse_duration(const char *opt, const char *s, struct record_opts *o)
+{
+	return spulse_parse_seconds("record", opt, s, DURATION_MIN_S,
+				    DURATION_MAX_S, &o->duration_s);
+}
+
+/* 0 (the library's default) is not a depth a user asks for. */
+static int parse_depth(const char *opt, const char *s, struct record_opts *o)
+{
+	uint64_t v;
+	int st = spulse_parse_range("record", opt, s, 1, SP_DEPTH_MAX, &v);
+
+	if (st < 0)
+		o->rec.max_depth = (uint32_t)v;
+	return st;
+}
+
+static int parse_comms(const char *opt, const char *s, struct record_opts *o)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	int status = 0;
 
 	if (!copy)
-		return -1;
+		return spulse_usage_error("record", "out of memory", NULL);
 	for (tok = strtok_r(copy, ",", &save); tok && !status;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (o->ncomms == MAX_COMMS || strlen(tok) >= COMM_MAX)
@@ -226,72 +279,67 @@ static int parse_comms(const char *s, struct record_opts *o)
 			strcpy(o->comms[o->ncomms++], tok);
 	}
 	free(copy);
-	return status || !o->ncomms ? -1 : 0;
+	if (status || !o->ncomms)
+		return spulse_usage_error("record", "bad command name for",
+					  opt);
+	return -1;
 }
 
-static int parse_cgroup(const char *s, struct record_opts *o)
+static int parse_cgroup(const char *opt, const char *s, struct record_opts *o)
 {
 	o->cgroup = s;
 	o->system = true;
-	return *s ? 0 : -1;
+	return *s ? -1 : spulse_usage_error("record", "empty path for", opt);
 }
 
-static int parse_duration(const char *s, struct record_opts *o)
+static int parse_output(const char *opt, const char *s, struct record_opts *o)
 {
-	char *end;
+	o->out = s;
+	return *s ? -1 : spulse_usage_error("record", "empty path for", opt);
+}
 
-	errno = 0;
-	o->duration_s = strtod(s, &end);
-	return errno || end == s || *end || !(o->duration_s > 0) ? -1 : 0;
+static int parse_jit_dir(const char *opt, const char *s, struct record_opts *o)
+{
+	o->jit_dir = s;
+	return *s ? -1 : spulse_usage_error("record", "empty path for", opt);
 }
 
 /*
- * Options that take a value: returns 1 if @a is one (consuming argv[*i]),
- * 0 if it is not, or a usage-error exit status.
+ * Options that take a value: returns 1 if argv[*i] is one (consuming its
+ * value), 0 if it is not, or a usage-error exit status.
  */
 static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 {
 	static const struct {
 		const char *name;
-		int (*parse)(const char *s, struct record_opts *o);
-		const char *what;
+		int (*parse)(const char *opt, const char *s,
+			     struct record_opts *o);
 	} valued[] = {
-		{ "-F", parse_rate, "bad sample rate (HZ or max)" },
-		{ "-p", parse_pids, "bad PID" },
-		{ "--pid", parse_pids, "bad PID" },
-		{ "--comm", parse_comms, "bad command name" },
-		{ "--cgroup", parse_cgroup, "bad cgroup path" },
-		{ "--duration", parse_duration, "bad duration (seconds)" },
-		{ "--threads", parse_threads, "bad thread count (N or auto)" },
-		{ "--max-depth", parse_depth,
-		  "bad depth (--max-depth takes 1 to 8192 frames)" },
+		{ "-o", parse_output },
+		{ "--jit-dir", parse_jit_dir },
+		{ "-F", parse_rate },
+		{ "-s", parse_stack },
+		{ "-p", parse_pids },
+		{ "--pid", parse_pids },
+		{ "--comm", parse_comms },
+		{ "--cgroup", parse_cgroup },
+		{ "--duration", parse_duration },
+		{ "--threads", parse_threads },
+		{ "--max-depth", parse_depth },
 	};
 	const char *a = argv[*i];
 	size_t k;
+	int st;
 
 	for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
 		if (strcmp(a, valued[k].name) != 0)
 			continue;
 		if (*i + 1 >= argc)
 			return spulse_usage_error("record", "missing value", a);
-		if (valued[k].parse(argv[++*i], o) != 0)
-			return spulse_usage_error("record", valued[k].what,
-						  argv[*i]);
-		return 1;
+		st = valued[k].parse(a, argv[++*i], o);
+		return st >= 0 ? st : 1;
 	}
 	return 0;
-}
-
-static int parse_stack(const char *s, struct record_opts *o)
-{
-	if (parse_u32(s, &o->rec.stack_size) != 0 ||
-	    o->rec.stack_size > STACK_MAX)
-		return spulse_usage_error(
-			"record",
-			"bad stack size (-s takes 1 to 65528 bytes, the "
-			"kernel's limit)",
-			s);
-	return -1;
 }
 
 /* One option at argv[*i]; returns -1 to go on or an exit status. */
@@ -302,20 +350,8 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 
 	if (r != 0)
 		return r == 1 ? -1 : r;
-	if ((strcmp(a, "-o") == 0 || strcmp(a, "-s") == 0 ||
-	     strcmp(a, "--jit-dir") == 0) &&
-	    *i + 1 >= argc)
-		return spulse_usage_error("record", "missing value", a);
-	if (strcmp(a, "--jit-dir") == 0 && *i + 1 >= argc)
-		return spulse_usage_error("record", "missing value", a);
-	if (strcmp(a, "-o") == 0)
-		o->out = argv[++*i];
-	else if (strcmp(a, "--jit-dir") == 0)
-		o->jit_dir = argv[++*i];
-	else if (strcmp(a, "--no-jit-dir") == 0)
+	if (strcmp(a, "--no-jit-dir") == 0)
 		o->no_jit_dir = true;
-	else if (strcmp(a, "-s") == 0)
-		return parse_stack(argv[++*i], o);
 	else if (strcmp(a, "-k") == 0)
 		o->rec.flags |= SP_RECORDER_KERNEL;
 	else if (strcmp(a, "-a") == 0)
@@ -344,7 +380,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->out = "spulse.spool";
 	o->rec.size = sizeof(o->rec);
 	o->rec.threads = SP_THREADS_AUTO;
-	o->rec.flags = SP_RECORDER_INHERIT_CHILDREN;
+	/* Never clobber a recording: the previous one becomes FILE.old. */
+	o->rec.flags = SP_RECORDER_INHERIT_CHILDREN | SP_RECORDER_KEEP_OLD;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			o->cmd = &argv[i + 1];
@@ -385,9 +422,18 @@ static void install_handlers(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: the signal must interrupt the poll. */
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	/*
+	 * No SA_RESTART: the signal must interrupt the poll. SIGHUP (the
+	 * terminal went away) ends the recording like Ctrl-C, so the spool
+	 * is finished and an attach in progress completes and resumes its
+	 * target instead of dying half-way.
+	 */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static void record_error(const char *what, const char *arg, int err)
@@ -443,7 +489,8 @@ static int attach_pids(struct record_state *st, const struct record_opts *o)
 	char buf[16];
 	int i, err;
 
-	for (i = 0; i < o->npids; i++) {
+	/* A stop request ends the attaching too (each attach completes). */
+	for (i = 0; i < o->npids && !stop_requests; i++) {
 		err = sp_recorder_attach(st->rec, o->pids[i],
 					 SP_ATTACH_STOP_WHILE_ATTACHING);
 		snprintf(buf, sizeof(buf), "%d", (int)o->pids[i]);
@@ -502,7 +549,7 @@ static int record_loop(struct record_state *st, const struct record_opts *o)
 			UINT64_MAX;
 	int err = 0;
 
-	while (!stop_signal && !targets_done(st)) {
+	while (!stop_requests && !targets_done(st)) {
 		uint64_t now = now_ns();
 
 		if (now >= deadline)
@@ -521,17 +568,75 @@ static int record_loop(struct record_state *st, const struct record_opts *o)
 	return err;
 }
 
-/* A command still running after the recording stopped gets SIGTERM. */
-static void reap_command(struct record_state *st)
+/*
+ * Waits up to @ms for the command to exit, or until a stop request beyond
+ * @seen arrives; true once it is reaped. The 10 ms naps end early on a
+ * signal (no SA_RESTART).
+ */
+static bool wait_command(struct record_state *st, int ms, sig_atomic_t seen)
 {
+	struct timespec nap = { 0, 10000000 };
+	int waited;
+
+	for (waited = 0; waited < ms && stop_requests == seen; waited += 10) {
+		if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+			return st->cmd_done = true;
+		nanosleep(&nap, NULL);
+	}
+	return st->cmd_done =
+		       sp_launch_wait(st->launch, true, &st->cmd_status) == 1;
+}
+
+/* "spulse record: CMD (pid N) MSG" */
+static void command_note(const struct record_state *st, const char *cmd,
+			 const char *msg)
+{
+	fputs("spulse record: ", stderr);
+	spulse_put_text(stderr, cmd, strlen(cmd), false);
+	fprintf(stderr, " (pid %d) %s\n", (int)sp_launch_pid(st->launch), msg);
+}
+
+/*
+ * A command still running after the recording stopped gets SIGTERM, like
+ * perf record sends it, but a command that ignores SIGTERM must not keep
+ * spulse waiting forever: after TERM_GRACE_MS, or at once on a further
+ * Ctrl-C/SIGTERM, it gets SIGKILL; if even that is not reaped within
+ * KILL_GRACE_MS (a process stuck in the kernel), or on one more signal,
+ * spulse stops waiting and exits (status 1: the command's is unknown).
+ * @seen: stop requests already acted on (the one that ended the loop).
+ */
+static void reap_command(struct record_state *st, const char *cmd,
+			 sig_atomic_t seen)
+{
+	pid_t pid;
+
 	if (!st->launch || st->cmd_done)
 		return;
-	if (sp_launch_wait(st->launch, true, &st->cmd_status) != 1) {
-		kill(sp_launch_pid(st->launch), SIGTERM);
-		if (sp_launch_wait(st->launch, false, &st->cmd_status) != 1)
+	if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1) {
+		st->cmd_done = true;
+		return;
+	}
+	pid = (pid_t)sp_launch_pid(st->launch);
+	kill(pid, SIGTERM);
+	if (wait_command(st, TERM_HINT_MS, seen))
+		return;
+	if (stop_requests == seen) {
+		command_note(st, cmd,
+			     "ignores SIGTERM so far; "
+			     "Ctrl-C again to kill it");
+		if (wait_command(st, TERM_GRACE_MS - TERM_HINT_MS, seen))
 			return;
 	}
-	st->cmd_done = true;
+	command_note(st, cmd,
+		     stop_requests != seen ?
+			     "gets SIGKILL (stop requested again)" :
+			     "did not exit after SIGTERM: sending SIGKILL");
+	kill(pid, SIGKILL);
+	seen = stop_requests;
+	if (!wait_command(st, KILL_GRACE_MS, seen))
+		command_note(st, cmd,
+			     "did not exit after SIGKILL; "
+			     "not waiting for it any longer");
 }
 
 static void print_counts(const char *label, const char *const *names,
@@ -716,8 +821,8 @@ static int start_targets(struct record_state *st, struct record_opts *o)
 		return SPULSE_EXIT_DATA; /* already reported */
 	if (err == SP_EFREQ) {
 		/* The limit changed since the options were checked. */
-		spulse_check_rate("record", o->rec.sample_hz);
-		return SPULSE_EXIT_DATA;
+		err = spulse_check_rate("record", o->rec.sample_hz);
+		return err >= 0 ? err : SPULSE_EXIT_USAGE;
 	}
 	if (err < 0 && o->system && spulse_is_permission(err)) {
 		record_error("cannot record system-wide", NULL, err);
@@ -748,6 +853,7 @@ int spulse_cmd_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct record_state st = { 0 };
 	int status = parse_args(argc, argv, &o);
+	sig_atomic_t seen;
 	int err;
 
 	if (status >= 0)
@@ -756,6 +862,7 @@ int spulse_cmd_record(int argc, char **argv)
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;
+	seen = stop_requests;
 	if (err < 0)
 		record_error("recording failed", NULL, err);
 	if (st.rec && status < 0) {
@@ -765,7 +872,7 @@ int spulse_cmd_record(int argc, char **argv)
 			record_error("cannot finish", o.out, err = ferr);
 		print_summary(&st, o.out);
 	}
-	reap_command(&st);
+	reap_command(&st, o.cmd ? o.cmd[0] : "", seen);
 	sp_recorder_close(st.rec);
 	sp_launch_free(st.launch);
 	if (status >= 0)

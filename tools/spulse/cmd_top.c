@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,20 +91,11 @@ void spulse_top_usage(FILE *f)
 
 /* ---- options ---- */
 
+/* A millisecond to a day between refreshes. */
 static int parse_interval(const char *a, struct top_opts *o)
 {
-	char *end;
-	double v;
-
-	if (!a)
-		return spulse_usage_error("top", "missing value for",
-					  "--interval");
-	errno = 0;
-	v = strtod(a, &end);
-	if (errno || *end || end == a || !isfinite(v) || v <= 0 || v > 86400)
-		return spulse_usage_error("top", "bad value", a);
-	o->interval = v;
-	return -1;
+	return spulse_parse_seconds("top", "--interval", a, 0.001, 86400,
+				    &o->interval);
 }
 
 static int parse_rate(const char *a, struct top_opts *o)

@@ -231,6 +231,14 @@ void spulse_emit_item_end(struct spulse_emit *e)
 	}
 }
 
+/* The hint line that ends every usage error; returns 2. */
+static int usage_hint(const char *cmd)
+{
+	fprintf(stderr, "\nTry 'spulse %s%s--help' for more information.\n",
+		cmd ? cmd : "", cmd ? " " : "");
+	return SPULSE_EXIT_USAGE;
+}
+
 int spulse_usage_error(const char *cmd, const char *msg, const char *arg)
 {
 	fprintf(stderr, "spulse%s%s: %s", cmd ? " " : "", cmd ? cmd : "", msg);
@@ -238,9 +246,16 @@ int spulse_usage_error(const char *cmd, const char *msg, const char *arg)
 		fputs(": ", stderr);
 		spulse_put_text(stderr, arg, strlen(arg), false);
 	}
-	fprintf(stderr, "\nTry 'spulse %s%s--help' for more information.\n",
-		cmd ? cmd : "", cmd ? " " : "");
-	return SPULSE_EXIT_USAGE;
+	return usage_hint(cmd);
+}
+
+int spulse_value_error(const char *cmd, const char *opt, const char *val,
+		       const char *allowed)
+{
+	fprintf(stderr, "spulse %s: bad value for %s: ", cmd, opt);
+	spulse_put_text(stderr, val, strlen(val), false);
+	fprintf(stderr, " (allowed: %s)", allowed);
+	return usage_hint(cmd);
 }
 
 void spulse_report_error(const char *path, int err, const struct sp_diag *diag)

@@ -90,6 +90,13 @@ bool spulse_term_color(int fd);
 
 /* spulse_usage_error prints "spulse CMD: MSG" and a hint; returns 2. */
 int spulse_usage_error(const char *cmd, const char *msg, const char *arg);
+/*
+ * spulse_value_error prints "spulse CMD: bad value for OPT: VAL (allowed:
+ * ALLOWED)" and the hint: every numeric option names its range this way.
+ * Returns 2.
+ */
+int spulse_value_error(const char *cmd, const char *opt, const char *val,
+		       const char *allowed);
 /* spulse_report_error prints "spulse: FILE: <error> [at offset N: msg]". */
 void spulse_report_error(const char *path, int err, const struct sp_diag *diag);
 /* spulse_report_recovered warns on stderr about a cut-off tail. */
