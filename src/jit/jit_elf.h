@@ -29,9 +29,10 @@
  *            PREL64/PREL32), and its load address
  *
  * Only 64-bit little-endian objects of the host's architecture
- * (SP__JIT_MACHINE) are read; others are SP_ECORRUPT. libelf checks sections against the image size; counts
- * are bounded here: at most SP__JIT_ELF_MAX_SYMS symbols and
- * SP__JIT_ELF_MAX_TEXT code sections, names cut at 4 KiB.
+ * (SP__JIT_MACHINE) are read; others are SP_ECORRUPT. libelf checks
+ * sections against the image size; counts are bounded here: at most
+ * SP__JIT_ELF_MAX_SYMS symbols and SP__JIT_ELF_MAX_TEXT code sections,
+ * names cut at 4 KiB.
  */
 
 #define SP__JIT_ELF_MAX_SYMS (1u << 20)
