@@ -44,7 +44,7 @@ ASAN_TEST_ARGS = --timeout-multiplier 4
 # false reports (research/feasibility.md §6), so the symbolizer suite
 # (ck_epoch) is left out unless TSAN_TESTS is overridden (TSAN_TESTS=
 # runs every test). The recorder's threaded pipeline is in: under TSan
-# its reader queues are built on C11 atomics (src/engine/spsc.h).
+# its reader queues are built on C11 atomics (src/engine/pipeline/spsc.h).
 TSAN_MESON_OPTS = --buildtype=debugoptimized -Db_sanitize=thread \
 	-Db_lundef=false -Dmimalloc=disabled
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1

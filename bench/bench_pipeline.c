@@ -13,6 +13,18 @@
  * feeds records as fast as the pipeline takes them.
  *
  *   bench_pipeline [--seconds S] [--hz HZ] [--reps N] [--quick]
+ *                  [--inline-only] [--kernel] [--save-fixture FILE]
+ *                  [--fixture FILE] [--keep-spools DIR]
+ *
+ * --inline-only replays in inline mode only (one thread, so callgrind
+ * counts every instruction of the pipeline deterministically).
+ *
+ * --kernel records (and replays) with kernel callchains.
+ *
+ * --save-fixture writes the captured fixture to FILE; --fixture replays
+ * FILE instead of capturing (no perf needed); --keep-spools leaves each
+ * mode's last spool as DIR/replay-THREADS.spool. Together they compare
+ * two builds: the spools of one fixture must be byte-identical.
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +43,9 @@
 
 #define TARGET_SAMPLES_PER_CPU_S 200000.0
 
+/* Recorder flags of the capture, which every replay must use too. */
+static uint32_t rec_flags;
+
 static pid_t spawn(const char *path)
 {
 	pid_t pid = fork();
@@ -46,13 +61,15 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 		   uint64_t *live)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
+	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
 	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
 	uint64_t end;
 	int err;
 
 	usleep(100000);
+	o.flags = rec_flags;
 	o.sample_hz = hz;
 	o.stack_size = 8192;
 	err = sp_recorder_open("/tmp/bench-pipeline-live.spool", &o, &rec);
@@ -61,7 +78,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 	if (err >= 0)
 		err = sp_recorder_attach(rec, b, SP_ATTACH_RUNNING);
 	if (err >= 0)
-		err = sp__capture_begin(rec, fix);
+		err = sp__capture_begin(rec, fix, &cap);
 	end = bench_now_ns() + (uint64_t)(seconds * 1e9);
 	while (err >= 0 && bench_now_ns() < end)
 		err = sp_recorder_poll(rec, 20, NULL);
@@ -69,8 +86,11 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 		sp_recorder_disable(rec);
 		err = sp_recorder_flush(rec);
 	}
-	if (err >= 0)
-		err = sp__capture_end(rec);
+	if (cap) { /* ended whatever happened: it holds the recorder's tap */
+		int cerr = sp__capture_end(cap);
+
+		err = err < 0 ? err : cerr;
+	}
 	sp_recorder_summary(rec, &sum);
 	*live = sum.samples;
 	sp_recorder_close(rec);
@@ -99,10 +119,12 @@ struct result {
 };
 
 static int replay_once(const struct sp__vec *fix, uint32_t threads,
-		       struct result *res)
+		       const char *keep_dir, struct result *res)
 {
+	char path[4096];
+
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	struct sp__replay *rp = NULL;
 	double c0 = 0;
@@ -110,7 +132,13 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	int err;
 
 	o.threads = threads;
-	err = sp_recorder_open("/tmp/bench-pipeline.spool", &o, &rec);
+	o.flags = rec_flags;
+	if (keep_dir)
+		snprintf(path, sizeof(path), "%s/replay-%u.spool", keep_dir,
+			 threads);
+	else
+		snprintf(path, sizeof(path), "/tmp/bench-pipeline.spool");
+	err = sp_recorder_open(path, &o, &rec);
 	if (err)
 		return err;
 	err = sp__replay_open(rec, fix->data, fix->len, &rp);
@@ -131,7 +159,8 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
 	res->samples = sum.samples;
-	unlink("/tmp/bench-pipeline.spool");
+	if (!keep_dir)
+		unlink(path);
 	return err;
 }
 
@@ -158,16 +187,55 @@ static void report(uint32_t threads, const struct result *r,
 	json_end(&j);
 }
 
+/* Writes or reads a whole fixture file (@fix is a byte vector). */
+static int fixture_save(const struct sp__vec *fix, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fwrite(fix->data, 1, fix->len, f) != fix->len)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int fixture_load(struct sp__vec *fix, const struct sp__mem *mem,
+			const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char buf[65536];
+	size_t n;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (!err && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		err = sp__vec_reserve(fix, mem, n);
+		if (!err) {
+			memcpy((char *)fix->data + fix->len, buf, n);
+			fix->len += n;
+		}
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint32_t modes[] = { 0, 1, 2, 4 };
 	struct result best[4], r;
 	struct sp__vec fix;
 	struct sp__mem mem;
+	const char *save = NULL, *load = NULL, *keep = NULL;
 	double seconds = 3.0;
 	uint32_t hz = 10000;
 	uint64_t live = 0;
-	int reps = 3, i, m, err;
+	int reps = 3, nmodes = 4, i, m, err;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
@@ -178,27 +246,54 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--quick"))
 			seconds = 0.5, reps = 1;
+		else if (!strcmp(argv[i], "--inline-only"))
+			nmodes = 1;
+		else if (!strcmp(argv[i], "--kernel"))
+			rec_flags |= SP_RECORDER_KERNEL;
+		else if (!strcmp(argv[i], "--save-fixture") && i + 1 < argc)
+			save = argv[++i];
+		else if (!strcmp(argv[i], "--fixture") && i + 1 < argc)
+			load = argv[++i];
+		else if (!strcmp(argv[i], "--keep-spools") && i + 1 < argc)
+			keep = argv[++i];
 		else {
 			fprintf(stderr,
 				"usage: %s [--seconds S] [--hz HZ] "
-				"[--reps N] [--quick]\n",
+				"[--reps N] [--quick] [--inline-only] [--kernel] "
+				"[--save-fixture FILE] [--fixture FILE] "
+				"[--keep-spools DIR]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	sp__mem_init(&mem, NULL);
 	sp__vec_init(&fix, 1);
-	err = capture(&fix, seconds, hz, &live);
-	if (err) {
-		fprintf(stderr, "capture: %s\n", sp_strerror(err));
-		return err == -EACCES || err == -EPERM ? 77 : 1;
+	if (load) {
+		err = fixture_load(&fix, &mem, load);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", load, sp_strerror(err));
+			return 1;
+		}
+	} else {
+		err = capture(&fix, seconds, hz, &live);
+		if (err) {
+			fprintf(stderr, "capture: %s\n", sp_strerror(err));
+			return err == -EACCES || err == -EPERM ? 77 : 1;
+		}
+	}
+	if (save) {
+		err = fixture_save(&fix, save);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", save, sp_strerror(err));
+			return 1;
+		}
 	}
 	fprintf(stderr, "fixture: %zu bytes, %llu live samples\n", fix.len,
 		(unsigned long long)live);
-	for (m = 0; m < 4; m++) {
+	for (m = 0; m < nmodes; m++) {
 		best[m].wall = 1e30;
 		for (i = 0; i < reps; i++) {
-			err = replay_once(&fix, modes[m], &r);
+			err = replay_once(&fix, modes[m], keep, &r);
 			if (err) {
 				fprintf(stderr, "replay: %s\n",
 					sp_strerror(err));

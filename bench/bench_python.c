@@ -133,7 +133,7 @@ static int run(const struct cfg *c, bool after, const char *seconds,
 	char spool[128], jit[160];
 	const char *argv[] = { c->python, "-X",	       "perf", c->script,
 			       seconds,	  "/dev/null", NULL };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec = NULL;
 	double cpu0 = self_cpu_s();
 	struct stat st;

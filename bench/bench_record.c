@@ -190,7 +190,7 @@ static int record_loop(struct sp_recorder *rec, struct sp_launch *launch)
 		err = sp_recorder_poll(rec, 100, NULL);
 		if (err < 0 && err != -EINTR)
 			return err;
-		r = sp_launch_wait(launch, true, &status);
+		r = sp_launch_try_wait(launch, &status);
 		if (r < 0)
 			return r;
 	} while (r == 0);
@@ -213,7 +213,7 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 {
 	char spool[512], rus[512], envv[600];
 	const char *argv[4];
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec = NULL;
 	struct sp_launch *launch = NULL;
 	double cpu0 = self_cpu_s(), t0 = wall_s();

@@ -78,21 +78,22 @@ static double process_cpu_s(void)
 static int open_sink(const struct cfg *c, int kind, const char *path,
 		     struct sp_sink **out)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o) };
+	struct sp_sink_opts o = { .size = sizeof(o) };
 	int fd, err;
 
-	o.queue_depth = c->depth;
+	o.uring_queue_depth = c->depth;
 	o.flags = c->sync ? SP_SINK_URING_DATASYNC : 0;
 	if (kind == SINK_URING_PWRITE)
 		o.flags |= SP_SINK_URING_PWRITE;
 	if (kind != SINK_FD)
-		return sp_sink_open_uring(path, &o, NULL, out);
+		return sp_sink_open_uring(path, &o, out);
 	if (c->sync)
 		return sp_sink_open_file(path, NULL, out);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	err = sp_sink_new_fd(fd, SP_SINK_CLOSE_FD, NULL, out);
+	o.flags = SP_SINK_CLOSE_FD;
+	err = sp_sink_new_fd(fd, &o, out);
 	if (err)
 		close(fd);
 	return err;

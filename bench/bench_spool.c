@@ -67,7 +67,7 @@ static int writer_pass(void *arg)
 		return err;
 	sink = mem;
 	if (c->compression == SCN_ZSTD) {
-		err = sp_sink_new_zstd(mem, 0, NULL, &sink);
+		err = sp_sink_new_zstd(mem, NULL, &sink);
 		if (err)
 			return err;
 	}

@@ -5,7 +5,7 @@
  * Two CPU-bound workloads built without frame pointers (tests/workloads
  * wl_threads, 4 threads, and wl_sharedlib) keep both CPUs busy for the
  * whole run. For each rate, the same machine is recorded system-wide for
- * --seconds by our Recorder (sp_recorder_open_system, threaded pipeline,
+ * --seconds by our Recorder (system mode, threaded pipeline,
  * DWARF unwinding at record time, this process excluded) and by
  * `perf record -a -e cpu-clock --call-graph dwarf,STACK (default 32768)` (which copies
  * stacks to disk and unwinds later). Measured per tool and rate:
@@ -91,7 +91,7 @@ static int run_ours(const struct cfg *c, uint32_t hz, struct res *r)
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_system_opts so = { .size = sizeof(so) };
 	struct sp_pipeline_stats st = { .size = sizeof(st) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	double c0 = self_cpu(), c1;
 	uint64_t t0 = bench_now_ns(), t1, end;
@@ -103,7 +103,8 @@ static int run_ours(const struct cfg *c, uint32_t hz, struct res *r)
 	o.stack_size = c->stack;
 	so.flags = SP_SYSTEM_EXCLUDE_SELF;
 	snprintf(path, sizeof(path), "%s/bench-system.spool", c->dir);
-	err = sp_recorder_open_system(path, &o, &so, &rec);
+	o.system = &so;
+	err = sp_recorder_open(path, &o, &rec);
 	if (err)
 		return err;
 	r->open_s = (double)(bench_now_ns() - t0) / 1e9;

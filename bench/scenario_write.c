@@ -158,7 +158,7 @@ int scenario_write_file(struct scenario_gen *gen, const char *path,
 		return err;
 	if (compression == SCN_ZSTD) {
 		/* The zstd sink owns the file sink, also on failure. */
-		err = sp_sink_new_zstd(sink, 0, NULL, &zsink);
+		err = sp_sink_new_zstd(sink, NULL, &zsink);
 		if (err)
 			return err;
 		sink = zsink;

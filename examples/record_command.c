@@ -73,14 +73,14 @@ static int record_until_exit(struct sp_recorder *rec, struct sp_launch *launch,
 		err = sp_recorder_poll(rec, 100, NULL);
 		if (err < 0 && err != -EINTR)
 			return err;
-		reaped = sp_launch_wait(launch, true, status);
+		reaped = sp_launch_try_wait(launch, status);
 	} while (reaped == 0);
 	return reaped < 0 ? reaped : 0;
 }
 
 static void print_summary(const struct sp_recorder *rec, int status)
 {
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 
 	sp_recorder_summary(rec, &sum);
 	printf("recorded %llu samples, %llu lost, %llu truncated stacks\n",

@@ -7,6 +7,7 @@
 #include <stackpulse/api.h>
 #include <stackpulse/error.h>
 #include <stackpulse/export.h>
+#include <stackpulse/launch.h>
 #include <stackpulse/log.h>
 #include <stackpulse/record_run.h>
 #include <stackpulse/recorder.h>

@@ -17,9 +17,10 @@ extern "C" {
 #endif
 
 /*
- * A Recorder samples CPU stacks of attached processes with perf_event_open
- * (software cpu-clock), unwinds user stacks at record time and writes a
- * SPULSE3 spool. In inline mode (threads = 0) all work happens inside
+ * A Recorder samples CPU stacks with perf_event_open (software
+ * cpu-clock), of the processes the caller attaches (process mode) or of
+ * the whole machine or a cgroup (system mode, struct sp_system_opts),
+ * unwinds user stacks at record time and writes a SPULSE3 spool. In inline mode (threads = 0) all work happens inside
  * sp_recorder_poll() on the caller's thread: drain every ring, order
  * records by time, apply process/module changes, unwind, write. In
  * threaded mode (threads = N unwinder threads, or SP_THREADS_AUTO) reader
@@ -58,150 +59,6 @@ struct sp_recorder;
 /* sp_recorder_open(): the file at the path is kept as PATH.old (perf's habit) */
 #define SP_RECORDER_KEEP_OLD 0x10u
 
-/**
- * struct sp_recorder_opts configures a Recorder. Set @size to
- * sizeof(struct sp_recorder_opts); zero fields mean defaults.
- * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
- *   maximum; above the kernel maximum fails with SP_EFREQ).
- * @stack_size: user stack bytes copied per sample, rounded up to 8,
- *   at most SP_RECORDER_STACK_MAX (default 32768).
- * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
- *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16 CPUs; SP_THREADS_AUTO =
- *   inline mode on machines with up to 2 CPUs (measured faster there),
- *   else online CPUs - 1 unwinder threads.
- * @ring_samples: per-CPU ring sized to hold this many samples (default:
- *   100 ms of samples at the rate, at least 256; a sample record takes
- *   the full @stack_size), within a 256 MiB per-CPU and 1 GiB total
- *   budget; halved on EPERM/ENOMEM.
- * @start_timestamp_us: spool header metadata, the wall-clock time
- *   (microseconds since the Unix epoch) of the first sample; 0 = none
- *   (readers then show no absolute time).
- * @sample_interval_us: spool header metadata; 0 = derived from the
- *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
- * @max_depth: user frames per stack before the truncated marker
- *   (default SP_DEPTH_DEFAULT = 1024, at most SP_DEPTH_MAX = 8192); the
- *   stacks it cuts count SP_SAMPLE_ERR_DEPTH_LIMIT.
- * @reserved: must be 0.
- * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
- *   keeps there a copy of each process generation's perf map
- *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
- *   recording does, so JIT names survive the process and a later reuse
- *   of its pid, and, per process, a jitdump file with the function names
- *   of its GDB JIT objects (gdbjit-<pid>-<n>.dump), written as the
- *   objects are read from the target, so those names survive code
- *   removal and the process (docs/how-to/jit.md; without a directory,
- *   GDB JIT code is still unwound through, but its names are not kept).
- *   Give the same directory to sp_symbolizer_opts.jit_dir.
- *   Created (0700, with a marker file) on the first file; a previous
- *   recording's files are removed from it when the recorder opens; a
- *   directory without the marker that holds such names is refused
- *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
- *   docs/explanation/jit.md.
- */
-struct sp_recorder_opts {
-	size_t size;
-	const struct sp_allocator *allocator;
-	const struct sp_logger *logger;
-	uint32_t sample_hz;
-	uint32_t stack_size;
-	uint32_t flags;
-	uint32_t threads;
-	uint64_t ring_samples;
-	uint64_t start_timestamp_us;
-	uint64_t sample_interval_us;
-	uint32_t max_depth;
-	uint32_t reserved;
-	const char *jit_dir;
-};
-
-enum sp_attach_mode {
-	/** Attach without stopping the target (maps snapshot may race). */
-	SP_ATTACH_RUNNING = 0,
-	/** Stop the whole thread group, attach, resume what we stopped. */
-	SP_ATTACH_STOP_WHILE_ATTACHING = 1,
-	/** A forked child blocked before execve: counters enable on exec. */
-	SP_ATTACH_ON_EXEC = 2,
-};
-
-/** Results of sp_recorder_attach(). */
-enum sp_attach_outcome {
-	SP_ATTACHED = 0,
-	SP_ALREADY_ATTACHED = 1,
-	SP_EXITED = 2,
-};
-
-/** struct sp_recording_summary mirrors stackpulse's RecordingSummary. */
-struct sp_recording_summary {
-	uint64_t sample_events;
-	uint64_t samples;
-	uint64_t lost_events;
-	uint64_t lifecycle_gaps;
-	uint32_t kernel_enabled;
-	uint32_t pad;
-	uint64_t minimum_ring_buffer_bytes;
-	uint64_t maximum_ring_buffer_bytes;
-	uint64_t missing_pid_samples;
-	uint64_t missing_tid_samples;
-	uint64_t idle_tid_samples;
-	uint64_t missing_timestamp_samples;
-	uint64_t empty_stack_samples;
-	uint64_t truncated_frame_markers;
-	uint64_t ignored_user_callchain_frames;
-	uint64_t errors[SP_SAMPLE_ERR_COUNT];
-	uint64_t fallbacks[SP_FALLBACK_COUNT];
-	/*
-	 * Why the unwinder cut each truncated stack, one reason per stack:
-	 * sums to @truncated_frame_markers (less the rare sample the writer
-	 * rejected, which is logged). @errors also counts samples skipped
-	 * before unwinding (registers missing), which have no marker.
-	 */
-	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
-	uint64_t jit_maps_kept;	  /* perf maps copied to the JIT side dir */
-	uint64_t jit_maps_failed; /* copies that failed (logged) */
-};
-
-/** struct sp_poll_summary is what one poll did. */
-struct sp_poll_summary {
-	uint64_t samples;
-	uint64_t lost_events;
-};
-
-/**
- * sp_recorder_open creates a recorder with no targets yet that writes a
- * spool to @path, a new file of mode 0600 (out_file rules, shared with
- * sp_sink_open_file()). @path itself is not touched until the recording
- * starts: the options are checked first (nothing is created when they
- * are refused), the spool is written into an unnamed file in @path's
- * directory, and the first sp_recorder_poll(), sp_recorder_flush(),
- * sp_recorder_finish() or sp_recorder_tail() puts it at @path by an
- * atomic rename (never truncating a file a reader has open). A recorder
- * closed before that, e.g. after failed attaches, leaves @path as it
- * was. With SP_RECORDER_KEEP_OLD, what @path held then (unless an empty
- * file) is renamed to @path.old first. An existing device, FIFO or socket
- * at @path (also through a symbolic link, as /dev/stdout) is written in
- * place instead. A symbolic link is followed only where the kernel's
- * protected_symlinks rule would allow it; the regular file it leads to
- * is replaced as above.
- * @return 0, -EINVAL, SP_EFREQ, -EISDIR (@path or @path.old is a
- *         directory), -ELOOP (a symbolic link that is not followed),
- *         -EPERM (the sticky bit forbids replacing @path or @path.old),
- *         -errno, -ENOMEM.
- * Caller owns the result; free it with sp_recorder_close().
- * Thread: any. Allocates: yes. Blocks: yes (opening a FIFO waits for its
- * reader).
- */
-SP_API int sp_recorder_open(const char *path,
-			    const struct sp_recorder_opts *opts,
-			    struct sp_recorder **out);
-
-/**
- * sp_recorder_open_sink is sp_recorder_open() writing into @sink.
- * @param sink Takes ownership of `sink`.
- */
-SP_API int sp_recorder_open_sink(struct sp_sink *sink,
-				 const struct sp_recorder_opts *opts,
-				 struct sp_recorder **out);
-
 /* Flags of struct sp_system_opts. */
 #define SP_SYSTEM_EXCLUDE_SELF 0x1u /* drop the recording process itself */
 
@@ -228,39 +85,195 @@ struct sp_system_opts {
 };
 
 /**
- * sp_recorder_open_system creates a Recorder writing to @path (as
- * sp_recorder_open() does: @path is untouched until the first poll) that
- * samples every process of the machine (or of @sysopts's cgroup):
- * one event per CPU. Processes that exist are read from /proc once (maps,
- * comm) without being stopped; later ones are followed through the
- * kernel's fork/exec/mmap/exit records, or read from /proc when their
- * first sample shows up. Kernel threads appear when SP_RECORDER_KERNEL is
- * set. sp_recorder_attach() is refused (-EINVAL) on such a Recorder.
- * @param sysopts NULL = every process.
- * @return 0, -EINVAL, SP_EFREQ, -EACCES/-EPERM (not root or CAP_PERFMON),
- *         -ENOENT (no such cgroup), -errno, -ENOMEM.
+ * struct sp_recorder_opts configures a Recorder. Set @size to
+ * sizeof(struct sp_recorder_opts); zero fields mean defaults.
+ * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
+ *   maximum; above the kernel maximum fails with SP_EFREQ).
+ * @stack_size: user stack bytes copied per sample, rounded up to 8,
+ *   at most SP_RECORDER_STACK_MAX (default 32768).
+ * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
+ *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16
+ *   CPUs; SP_THREADS_AUTO = inline mode on machines with up to 2 CPUs
+ *   (measured faster there), else online CPUs - 1 unwinder threads.
+ * @ring_samples: per-CPU ring sized to hold this many samples (default:
+ *   100 ms of samples at the rate, at least 256; 512 in system mode; a
+ *   sample record takes the full @stack_size), within a 256 MiB per-CPU
+ *   and 1 GiB total budget; halved on EPERM/ENOMEM.
+ * @start_timestamp_us: spool header metadata, the wall-clock time
+ *   (microseconds since the Unix epoch) of the first sample; 0 = none
+ *   (readers then show no absolute time).
+ * @sample_interval_us: spool header metadata; 0 = derived from the
+ *   resolved rate (1000000 / Hz, rounded to the nearest microsecond).
+ * @max_depth: user frames per stack before the truncated marker
+ *   (default SP_DEPTH_DEFAULT = 1024, at most SP_DEPTH_MAX = 8192); the
+ *   stacks it cuts count SP_SAMPLE_ERR_DEPTH_LIMIT.
+ * @reserved: must be 0.
+ * @jit_dir: the spool's JIT side directory (NULL: none): the recorder
+ *   keeps there a copy of each process generation's perf map
+ *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
+ *   recording does, so JIT names survive the process and a later reuse
+ *   of its pid, and, per process, a jitdump file with the function names
+ *   of its GDB JIT objects (gdbjit-<pid>-<n>.dump), written as the
+ *   objects are read from the target, so those names survive code
+ *   removal and the process (docs/how-to/jit.md; without a directory,
+ *   GDB JIT code is still unwound through, but its names are not kept).
+ *   Give the same directory to sp_symbolizer_opts.jit_dir.
+ *   Created (0700, with a marker file) on the first file; a previous
+ *   recording's files are removed from it when the recorder opens; a
+ *   directory without the marker that holds such names is refused
+ *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
+ *   docs/explanation/jit.md.
+ * @system: NULL = process mode: the caller adds targets with
+ *   sp_recorder_attach(). Non-NULL = system mode: every process of the
+ *   machine (or of @system's cgroup) is sampled through one event per
+ *   CPU, filtered by @system (a zeroed struct keeps everything).
+ *   Processes that exist are read from /proc once (maps, comm) without
+ *   being stopped; later ones are followed through the kernel's
+ *   fork/exec/mmap/exit records, or read from /proc when their first
+ *   sample shows up. Kernel threads appear when SP_RECORDER_KERNEL is
+ *   set. Needs root or CAP_PERFMON. Copied at open: it may be freed after.
+ */
+struct sp_recorder_opts {
+	size_t size;
+	const struct sp_allocator *allocator;
+	const struct sp_logger *logger;
+	uint32_t sample_hz;
+	uint32_t stack_size;
+	uint32_t flags;
+	uint32_t threads;
+	uint64_t ring_samples;
+	uint64_t start_timestamp_us;
+	uint64_t sample_interval_us;
+	uint32_t max_depth;
+	uint32_t reserved;
+	const char *jit_dir;
+	const struct sp_system_opts *system;
+};
+
+enum sp_attach_mode {
+	/** Attach without stopping the target (maps snapshot may race). */
+	SP_ATTACH_RUNNING = 0,
+	/** Stop the whole thread group, attach, resume what we stopped. */
+	SP_ATTACH_STOP_WHILE_ATTACHING = 1,
+	/**
+	 * A forked child blocked before execve (sp_launch_suspended(),
+	 * launch.h): counters enable on exec.
+	 */
+	SP_ATTACH_ON_EXEC = 2,
+};
+
+/** Results of sp_recorder_attach(). */
+enum sp_attach_outcome {
+	SP_ATTACHED = 0,
+	SP_ALREADY_ATTACHED = 1,
+	SP_EXITED = 2,
+};
+
+/**
+ * struct sp_recording_summary mirrors stackpulse's RecordingSummary. Set
+ * @size to sizeof(struct sp_recording_summary) before
+ * sp_recorder_summary() fills it.
+ * @sample_events: sample records read (usable or not); @samples: samples
+ *   written to the spool; @lost_events: samples the kernel (or a full
+ *   queue) dropped; @lifecycle_gaps: loss batches that may have hidden
+ *   process or module changes (each triggers a recovery sweep).
+ * @kernel_enabled: 1 when kernel callchains are recorded.
+ * @minimum_ring_buffer_bytes / @maximum_ring_buffer_bytes: the ring sizes
+ *   mapped (after any halving).
+ * @missing_pid_samples .. @empty_stack_samples: samples skipped, by
+ *   reason; @truncated_frame_markers: stacks cut short (any reason);
+ *   @ignored_user_callchain_frames: user entries of kernel callchains.
+ * @errors / @fallbacks: the unwinder's counters (enum sp_sample_error,
+ *   enum sp_fallback).
+ * @truncation_reasons: why the unwinder cut each truncated stack, one
+ *   reason per stack: sums to @truncated_frame_markers (less the rare
+ *   sample the writer rejected, which is logged). @errors also counts
+ *   samples skipped before unwinding (registers missing), which have no
+ *   marker.
+ * @jit_maps_kept: perf maps copied to the JIT side directory
+ *   (@sp_recorder_opts.jit_dir); @jit_maps_failed: copies that failed
+ *   (logged).
+ */
+struct sp_recording_summary {
+	size_t size;
+	uint64_t sample_events;
+	uint64_t samples;
+	uint64_t lost_events;
+	uint64_t lifecycle_gaps;
+	uint32_t kernel_enabled;
+	uint32_t pad;
+	uint64_t minimum_ring_buffer_bytes;
+	uint64_t maximum_ring_buffer_bytes;
+	uint64_t missing_pid_samples;
+	uint64_t missing_tid_samples;
+	uint64_t idle_tid_samples;
+	uint64_t missing_timestamp_samples;
+	uint64_t empty_stack_samples;
+	uint64_t truncated_frame_markers;
+	uint64_t ignored_user_callchain_frames;
+	uint64_t errors[SP_SAMPLE_ERR_COUNT];
+	uint64_t fallbacks[SP_FALLBACK_COUNT];
+	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
+	uint64_t jit_maps_kept;
+	uint64_t jit_maps_failed;
+};
+
+/** struct sp_poll_summary is what one poll did. */
+struct sp_poll_summary {
+	uint64_t samples;
+	uint64_t lost_events;
+};
+
+/**
+ * sp_recorder_open creates a Recorder writing a spool to @path, a new
+ * file of mode 0600 (out_file rules, shared with sp_sink_open_file()):
+ * with no targets yet in process mode, sampling the machine in system
+ * mode (@opts->system). @path itself is not touched until the recording
+ * starts: the options are checked, and a system-mode cgroup opened,
+ * first (nothing is created when they are refused), the spool is written
+ * into an unnamed file in @path's directory, and the first
+ * sp_recorder_poll(), sp_recorder_flush(), sp_recorder_finish() or
+ * sp_recorder_tail() puts it at @path by an atomic rename (never
+ * truncating a file a reader has open). A recorder closed before that,
+ * e.g. after failed attaches, leaves @path as it was. With
+ * SP_RECORDER_KEEP_OLD, what @path held then (unless an empty file) is
+ * renamed to @path.old first. An existing device, FIFO or socket at @path
+ * (also through a symbolic link, as /dev/stdout) is written in place
+ * instead. A symbolic link is followed only where the kernel's
+ * protected_symlinks rule would allow it; the regular file it leads to
+ * is replaced as above. Threaded mode writes through io_uring, inline
+ * mode (and a device or FIFO) through a plain file sink.
+ * @param opts NULL for defaults (process mode).
+ * @return 0, -EINVAL (bad options), SP_EFREQ (rate above the kernel
+ *         maximum), -EACCES/-EPERM (system mode without root or
+ *         CAP_PERFMON; -EPERM also when the sticky bit forbids replacing
+ *         @path or @path.old), -ENOENT (no such cgroup), -EISDIR (@path
+ *         or @path.old is a directory), -ELOOP (a symbolic link that is
+ *         not followed), -ENOMEM, -errno.
  * Caller owns the result; free it with sp_recorder_close().
- * Thread: any. Allocates: yes. Blocks: yes (reads /proc).
+ * Thread: any. Allocates: yes. Blocks: yes (creates the unnamed file;
+ * opening a FIFO waits for its reader; system mode reads /proc).
  */
-SP_API int sp_recorder_open_system(const char *path,
-				   const struct sp_recorder_opts *opts,
-				   const struct sp_system_opts *sysopts,
-				   struct sp_recorder **out);
+SP_API int sp_recorder_open(const char *path,
+			    const struct sp_recorder_opts *opts,
+			    struct sp_recorder **out);
 
 /**
- * sp_recorder_open_system_sink is sp_recorder_open_system() writing into
- * @sink.
- * @param sink Takes ownership of `sink`.
+ * sp_recorder_open_sink is sp_recorder_open() writing into @sink instead
+ * of a file (sp_recorder_tail() is then refused).
+ * @param sink Takes ownership of `sink` (freed on failure too).
+ * @return as sp_recorder_open(); -EINVAL for a NULL @sink.
+ * Caller owns the result; free it with sp_recorder_close().
+ * Thread: any. Allocates: yes. Blocks: system mode reads /proc.
  */
-SP_API int sp_recorder_open_system_sink(struct sp_sink *sink,
-					const struct sp_recorder_opts *opts,
-					const struct sp_system_opts *sysopts,
-					struct sp_recorder **out);
+SP_API int sp_recorder_open_sink(struct sp_sink *sink,
+				 const struct sp_recorder_opts *opts,
+				 struct sp_recorder **out);
 
 /**
- * sp_recorder_attach adds process @pid (a thread-group leader).
- * Idempotent for the same process generation; transactional (a failure
- * rolls back and resumes what was stopped).
+ * sp_recorder_attach adds process @pid (a thread-group leader) to a
+ * process-mode Recorder. Idempotent for the same process generation;
+ * transactional (a failure rolls back and resumes what was stopped).
  *
  * SP_ATTACH_STOP_WHILE_ATTACHING guarantees that a target it stopped is
  * resumed even if this process dies during the attach (SIGKILL, a crash):
@@ -274,11 +287,12 @@ SP_API int sp_recorder_open_system_sink(struct sp_sink *sink,
  * descriptors. No signal disposition is changed. Stop and resume go
  * through pidfds, so a reused pid is never signalled.
  * @return SP_ATTACHED, SP_ALREADY_ATTACHED, SP_EXITED, -EINVAL (pid <= 0,
- *         not a leader, our own process with STOP mode), SP_ETARGETGONE,
- *         -EPERM/-EACCES, -EOPNOTSUPP (STOP mode without pidfds, before
- *         Linux 5.3), -EAGAIN (no guardian process could be made),
- *         -errno.
- * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits).
+ *         not a leader, our own process with STOP mode, a system-mode
+ *         Recorder), -EPIPE (finished), SP_ETARGETGONE, -EPERM/-EACCES,
+ *         -EOPNOTSUPP (STOP mode without pidfds, before Linux 5.3),
+ *         -EAGAIN (no guardian process could be made), -errno.
+ * Thread: single-owner. Allocates: yes. Blocks: yes (STOP mode waits up
+ * to 5 s for the group to stop).
  */
 SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
 			      enum sp_attach_mode mode);
@@ -290,8 +304,10 @@ SP_API int sp_recorder_attach(struct sp_recorder *recorder, int32_t pid,
  * that path (see sp_recorder_open(); an error there is returned and
  * retried by the next poll).
  * @param out what this poll did (may be NULL).
- * @return 0 or a negative code (the recording stays usable on -EINTR).
+ * @return 0, -EINVAL, -EPIPE (finished) or a negative code from the
+ *         writer or the kernel (the recording stays usable on -EINTR).
  * Thread: single-owner. Allocates: only for new processes/modules.
+ * Blocks: yes (up to @timeout_ms, then the spool writes).
  */
 SP_API int sp_recorder_poll(struct sp_recorder *recorder, int timeout_ms,
 			    struct sp_poll_summary *out);
@@ -299,6 +315,7 @@ SP_API int sp_recorder_poll(struct sp_recorder *recorder, int timeout_ms,
 /**
  * sp_recorder_has_pending_events tells whether records are queued in the
  * recorder or waiting in a ring, so a poll(0) would make progress.
+ * @return true or false (false for NULL).
  * Thread: single-owner. Allocates: no. Blocks: no.
  */
 SP_API bool sp_recorder_has_pending_events(const struct sp_recorder *recorder);
@@ -307,7 +324,7 @@ SP_API bool sp_recorder_has_pending_events(const struct sp_recorder *recorder);
  * sp_recorder_refresh_threads rescans /proc/@pid/task of an attached
  * process: threads the attach missed get counters (threads created later
  * are covered by inheritance), counters of vanished threads are closed
- * when no live thread depends on them.
+ * when no live thread depends on them. Nothing to do in system mode.
  * @return 0, SP_EXITED (the process is gone), -EINVAL (not attached),
  *         -errno.
  * Thread: single-owner. Allocates: yes. Blocks: no.
@@ -315,13 +332,32 @@ SP_API bool sp_recorder_has_pending_events(const struct sp_recorder *recorder);
 SP_API int sp_recorder_refresh_threads(struct sp_recorder *recorder,
 				       int32_t pid);
 
-/** sp_recorder_enable / sp_recorder_disable start and stop all counters. */
+/**
+ * sp_recorder_enable starts every counter (a Recorder starts enabled).
+ * After a disable, system mode first reads /proc again (its CPU events
+ * saw no fork, exec or mmap meanwhile).
+ * @return 0, -EINVAL, or a /proc or writer error of that rescan.
+ * Thread: single-owner. Allocates: system mode only. Blocks: system mode
+ * reads /proc.
+ */
 SP_API int sp_recorder_enable(struct sp_recorder *recorder);
+
+/**
+ * sp_recorder_disable stops every counter; queued records stay queued
+ * for the next poll or flush.
+ * @return 0 or -EINVAL.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
 SP_API int sp_recorder_disable(struct sp_recorder *recorder);
 
 /**
- * sp_recorder_flush drains everything queued, reads loss counters and
- * flushes the spool writer.
+ * sp_recorder_flush drains everything queued, reads loss counters, runs
+ * a pending recovery sweep and flushes the spool writer (durably: a file
+ * sink calls fdatasync()).
+ * @return 0, -EINVAL, or the first error (the writer flush is attempted
+ *         anyway). 0 after sp_recorder_finish().
+ * Thread: single-owner. Allocates: only for new processes/modules.
+ * Blocks: yes (waits for the threaded pipeline, writes).
  */
 SP_API int sp_recorder_flush(struct sp_recorder *recorder);
 
@@ -329,11 +365,17 @@ SP_API int sp_recorder_flush(struct sp_recorder *recorder);
  * sp_recorder_process_is_active tells whether an attached process is still
  * alive (pidfd based).
  * @return 1 alive, 0 exited, -EINVAL not attached, -errno.
+ * Thread: single-owner. Allocates: no. Blocks: no.
  */
 SP_API int sp_recorder_process_is_active(struct sp_recorder *recorder,
 					 int32_t pid);
 
-/** sp_recorder_active_process_count returns how many attached processes live. */
+/**
+ * sp_recorder_active_process_count returns how many tracked processes
+ * live.
+ * @return the count, -EINVAL or -errno.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
 SP_API int sp_recorder_active_process_count(struct sp_recorder *recorder);
 
 /**
@@ -396,7 +438,7 @@ SP_API int sp_recorder_pipeline_stats(const struct sp_recorder *recorder,
  * @gdb_list_errors: lists that looped, had over 4,096 entries, or could
  *   not be read.
  * @gdb_bad_objects: objects skipped: size 0 or over 64 MiB, over the
- *   256 MiB total, changed while read, or not an x86-64 ELF.
+ *   256 MiB total, changed while read, or not an ELF object of the recorder's architecture.
  * @retries: unwinds redone after a refresh because they stopped in
  *   possible JIT code; @retries_better: of those, how many went deeper.
  * @regenerations: anonymous modules written again as a new generation
@@ -427,7 +469,8 @@ struct sp_jit_stats {
 };
 
 /**
- * sp_recorder_jit_stats fills the first @out->size bytes of @out.
+ * sp_recorder_jit_stats fills the first @out->size bytes of @out (a
+ * caller's older, smaller struct gets its part).
  * @return 0, -EINVAL (NULL argument, @out->size below sizeof(size_t) or
  *         not a multiple of it).
  * Thread: single-owner. Allocates: no. Blocks: no.
@@ -435,53 +478,34 @@ struct sp_jit_stats {
 SP_API int sp_recorder_jit_stats(const struct sp_recorder *recorder,
 				 struct sp_jit_stats *out);
 
-/** sp_recorder_summary copies the counters so far. */
-SP_API void sp_recorder_summary(const struct sp_recorder *recorder,
-				struct sp_recording_summary *out);
+/**
+ * sp_recorder_summary fills the first @out->size bytes of @out with the
+ * counters so far (a caller's older, smaller struct gets its part).
+ * @return 0, -EINVAL (NULL argument, @out->size below sizeof(size_t) or
+ *         not a multiple of it).
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API int sp_recorder_summary(const struct sp_recorder *recorder,
+			       struct sp_recording_summary *out);
 
 /**
- * sp_recorder_finish disables counters, drains and flushes (the first
- * error is returned; flushing is always attempted).
+ * sp_recorder_finish disables counters, drains and flushes, then
+ * finishes the spool (a zstd stream is ended). Later calls return 0;
+ * polls return -EPIPE.
+ * @return 0, -EINVAL, or the first error (flushing is always attempted).
+ * Thread: single-owner. Allocates: only for new processes/modules.
+ * Blocks: yes (as sp_recorder_flush()).
  */
 SP_API int sp_recorder_finish(struct sp_recorder *recorder);
 
 /**
  * sp_recorder_close releases everything (best-effort disable, no flush:
  * call sp_recorder_finish() first), including the guardian process of
- * STOP attaches, which it reaps. NULL is a no-op.
+ * STOP attaches, which it reaps. Threads are joined. NULL is a no-op.
+ * Thread: single-owner. Allocates: no. Blocks: yes (joins threads, waits
+ * for writes in flight).
  */
 SP_API void sp_recorder_close(struct sp_recorder *recorder);
-
-/*
- * Launching a command suspended before execve, so a recorder can attach
- * with SP_ATTACH_ON_EXEC before its first instruction runs.
- */
-struct sp_launch;
-
-/**
- * sp_launch_suspended forks a child that blocks before execvp(@file,
- * @argv) (PATH honoured), with @envp (NULL = current environment).
- * Caller owns the result; free it with sp_launch_free().
- */
-SP_API int sp_launch_suspended(const char *file, char *const argv[],
-			       char *const envp[], struct sp_launch **out);
-SP_API int32_t sp_launch_pid(const struct sp_launch *launch);
-/** sp_launch_resume lets the child exec; -ENOENT etc. if exec failed. */
-SP_API int sp_launch_resume(struct sp_launch *launch);
-/**
- * sp_launch_wait reaps the child (@nohang: return 0 if still running).
- * @param status the raw wait status. @return 1 reaped, 0 running, -errno.
- */
-SP_API int sp_launch_wait(struct sp_launch *launch, bool nohang, int *status);
-/**
- * sp_launch_free releases @launch. A child that was never resumed is
- * killed (SIGKILL) and reaped. A resumed child is neither signalled nor
- * waited for: it keeps running, and once it exits stays a zombie until
- * the process reaps it (waitpid on sp_launch_pid()). To end it, signal
- * it and reap it with sp_launch_wait() before this call, or let
- * sp_recorder_run_command() (record_run.h) do all of it. NULL is a no-op.
- */
-SP_API void sp_launch_free(struct sp_launch *launch);
 
 #ifdef __cplusplus
 }

@@ -35,28 +35,69 @@ struct sp_sink_ops {
 	void (*free)(void *ctx);
 };
 
-/** Flag for sp_sink_new_fd(): close the descriptor when the sink is freed. */
+/* Flags of struct sp_sink_opts; a sink refuses (-EINVAL) those it does not use. */
+/** fd sinks: close the descriptor in sp_sink_free() (only on success). */
 #define SP_SINK_CLOSE_FD 0x1u
+/** Uring sinks: sp_sink_flush() also fdatasync()s a regular file. */
+#define SP_SINK_URING_DATASYNC 0x2u
+/**
+ * Uring sinks: never use io_uring, write with pwrite(2) in the calling
+ * thread as when io_uring is unavailable. Meant for tests and comparisons.
+ */
+#define SP_SINK_URING_PWRITE 0x4u
+
+/**
+ * struct sp_sink_opts configures every sink constructor. Set @size to
+ * sizeof(struct sp_sink_opts); zero fields mean defaults, and a sink
+ * ignores the fields meant for another kind. Pass NULL for all defaults.
+ *
+ * @allocator: the sink's memory (NULL: the library default).
+ * @logger: uring sinks: receives one warning when io_uring is unavailable
+ *   and the sink falls back to pwrite (NULL: silent). Must outlive the
+ *   sink.
+ * @flags: SP_SINK_* (each constructor says which it takes).
+ * @zstd_level: sp_sink_new_zstd(): the compression level (default 3).
+ * @uring_queue_depth: uring sinks: submission queue entries (default 8,
+ *   at most 4096).
+ * @uring_buf_count: uring sinks: chunk buffers, i.e. writes in flight
+ *   (default @uring_queue_depth, at most 4096), all allocated when the
+ *   sink is created.
+ * @uring_buf_size: uring sinks: bytes per buffer (default 128 KiB). A
+ *   chunk larger than this is written synchronously after the queue has
+ *   drained. Design: docs/how-to/uring-sink.md.
+ */
+struct sp_sink_opts {
+	size_t size;
+	const struct sp_allocator *allocator;
+	const struct sp_logger *logger;
+	uint32_t flags;
+	int zstd_level;
+	uint32_t uring_queue_depth;
+	uint32_t uring_buf_count;
+	size_t uring_buf_size;
+};
 
 /**
  * sp_sink_new_callback wraps a caller's callback table.
  * @param ops must outlive the sink. @param ctx passed to every callback.
- * @param allocator NULL for the default.
- * @return 0, -EINVAL (NULL @ops or @ops->write), -ENOMEM.
+ * @param opts NULL for defaults; no flags.
+ * @return 0, -EINVAL (NULL @ops or @ops->write, bad options), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: no.
  */
 SP_API int sp_sink_new_callback(const struct sp_sink_ops *ops, void *ctx,
-				const struct sp_allocator *allocator,
+				const struct sp_sink_opts *opts,
 				struct sp_sink **out);
 
 /**
  * sp_sink_new_memory creates a sink that appends to a growing buffer;
  * read it with sp_sink_memory_data().
- * @return 0 or -ENOMEM. Caller owns the result; free it with sp_sink_free().
+ * @param opts NULL for defaults; no flags.
+ * @return 0, -EINVAL (bad options) or -ENOMEM.
+ * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: no.
  */
-SP_API int sp_sink_new_memory(const struct sp_allocator *allocator,
+SP_API int sp_sink_new_memory(const struct sp_sink_opts *opts,
 			      struct sp_sink **out);
 
 /**
@@ -71,13 +112,12 @@ SP_API int sp_sink_memory_data(const struct sp_sink *sink, const void **data,
 /**
  * sp_sink_new_fd creates a sink that write()s to @fd at its current file
  * position, retrying short writes and EINTR.
- * @param flags SP_SINK_CLOSE_FD to close @fd in sp_sink_free().
- * @return 0, -EINVAL (negative fd or unknown flag), -ENOMEM.
+ * @param opts NULL for defaults; flags: SP_SINK_CLOSE_FD.
+ * @return 0, -EINVAL (negative fd, bad options), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: no.
  */
-SP_API int sp_sink_new_fd(int fd, uint32_t flags,
-			  const struct sp_allocator *allocator,
+SP_API int sp_sink_new_fd(int fd, const struct sp_sink_opts *opts,
 			  struct sp_sink **out);
 
 /**
@@ -95,15 +135,15 @@ SP_API int sp_sink_new_fd(int fd, uint32_t flags,
  * memfd behind /dev/stdout, emptied and written in place). A rename the
  * sticky bit forbids (another user's file in /tmp) is refused up front.
  * Flush calls fdatasync() for regular files.
- * @return 0, -errno from lstat(2)/open(2)/rename(2), -ELOOP (a symbolic
- *         link that is not followed), -EISDIR, -EPERM (sticky bit),
- *         -ENOMEM.
+ * @param opts NULL for defaults; no flags.
+ * @return 0, -EINVAL (bad options: the file is not touched), -errno from
+ *         lstat(2)/open(2)/rename(2), -ELOOP (a symbolic link that is not
+ *         followed), -EISDIR, -EPERM (sticky bit), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: yes (open; a FIFO until a reader
  * opens it).
  */
-SP_API int sp_sink_open_file(const char *path,
-			     const struct sp_allocator *allocator,
+SP_API int sp_sink_open_file(const char *path, const struct sp_sink_opts *opts,
 			     struct sp_sink **out);
 
 /**
@@ -113,6 +153,7 @@ SP_API int sp_sink_open_file(const char *path,
  * renames it over @path. Freed before that, the file disappears and
  * @path is exactly as it was. Devices and FIFOs are written in place as
  * by sp_sink_open_file().
+ * @param opts NULL for defaults; no flags.
  * @return as sp_sink_open_file(); sp_sink_finish() returns -errno of
  *         fdatasync(2) or rename(2).
  * Caller owns the result; free it with sp_sink_free().
@@ -120,7 +161,7 @@ SP_API int sp_sink_open_file(const char *path,
  * opens it).
  */
 SP_API int sp_sink_open_file_atomic(const char *path,
-				    const struct sp_allocator *allocator,
+				    const struct sp_sink_opts *opts,
 				    struct sp_sink **out);
 
 /**
@@ -130,45 +171,14 @@ SP_API int sp_sink_open_file_atomic(const char *path,
  * magic and decompress them transparently.
  * @param inner Takes ownership of `inner` (freed with the zstd sink, also
  *        when this call fails).
- * @param level zstd compression level; 0 means 3.
- * @return 0, -EINVAL, -ENOMEM, SP_EZSTD.
+ * @param opts NULL for defaults; @opts->zstd_level; no flags.
+ * @return 0, -EINVAL (bad options or level), -ENOMEM, SP_EZSTD.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: no.
  */
-SP_API int sp_sink_new_zstd(struct sp_sink *inner, int level,
-			    const struct sp_allocator *allocator,
+SP_API int sp_sink_new_zstd(struct sp_sink *inner,
+			    const struct sp_sink_opts *opts,
 			    struct sp_sink **out);
-
-/** Uring sink flag: sp_sink_flush() also fdatasync()s a regular file. */
-#define SP_SINK_URING_DATASYNC 0x1u
-/**
- * Uring sink flag: never use io_uring, write with pwrite(2) in the calling
- * thread as when io_uring is unavailable. Meant for tests and comparisons.
- */
-#define SP_SINK_URING_PWRITE 0x2u
-
-/**
- * struct sp_sink_uring_opts configures sp_sink_open_uring() and
- * sp_sink_new_uring_fd(). Set @size to sizeof(struct sp_sink_uring_opts);
- * zero fields mean defaults. Design: docs/how-to/uring-sink.md.
- *
- * @logger: receives one warning when io_uring is unavailable and the sink
- *   falls back to pwrite (NULL: silent). Must outlive the sink.
- * @queue_depth: submission queue entries (default 8, at most 4096).
- * @buf_count: chunk buffers, i.e. writes in flight (default @queue_depth,
- *   at most 4096). All of them are allocated when the sink is created.
- * @buf_size: bytes per buffer (default 128 KiB). A chunk larger than
- *   this is written synchronously after the queue has drained.
- * @flags: SP_SINK_URING_DATASYNC, SP_SINK_URING_PWRITE.
- */
-struct sp_sink_uring_opts {
-	size_t size;
-	const struct sp_logger *logger;
-	uint32_t queue_depth;
-	uint32_t buf_count;
-	size_t buf_size;
-	uint32_t flags;
-};
 
 /**
  * sp_sink_new_uring_fd creates a sink that appends chunks to the regular
@@ -186,33 +196,30 @@ struct sp_sink_uring_opts {
  * disabled or too old) the same sink writes with pwrite(2) instead.
  * @param fd a seekable descriptor without O_APPEND; data after its
  *        position may be truncated away when a write fails.
- * @param flags SP_SINK_CLOSE_FD to close @fd in sp_sink_free() (only on
- *        success; on failure the caller keeps @fd).
- * @param opts NULL for defaults. @param allocator NULL for the default.
- * @return 0, -EINVAL (bad fd, flags or options; O_APPEND), -ESPIPE (not
+ * @param opts NULL for defaults; flags: SP_SINK_CLOSE_FD (on failure the
+ *        caller keeps @fd), SP_SINK_URING_DATASYNC, SP_SINK_URING_PWRITE.
+ * @return 0, -EINVAL (bad fd or options; O_APPEND), -ESPIPE (not
  *         seekable), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free() (which waits for the
  * writes in flight, but does not flush).
  * Thread: any. Allocates: yes (never after this call).
  * Blocks: yes (sp_sink_write() only when all buffers are in flight).
  */
-SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
-				const struct sp_sink_uring_opts *opts,
-				const struct sp_allocator *allocator,
+SP_API int sp_sink_new_uring_fd(int fd, const struct sp_sink_opts *opts,
 				struct sp_sink **out);
 
 /**
  * sp_sink_open_uring opens @path as sp_sink_open_file() does (a new file
  * of mode 0600, a device as it is) and returns a uring sink (see
- * sp_sink_new_uring_fd()) that owns it; bad options create nothing.
- * @param opts NULL for defaults. @param allocator NULL for the default.
- * @return 0, -errno from open(2), -EINVAL (bad options), -ENOMEM.
+ * sp_sink_new_uring_fd()) that owns it.
+ * @param opts NULL for defaults; flags: SP_SINK_URING_DATASYNC,
+ *        SP_SINK_URING_PWRITE.
+ * @return 0, -EINVAL (bad options: the file is not touched), -errno from
+ *         open(2), -ENOMEM.
  * Caller owns the result; free it with sp_sink_free().
  * Thread: any. Allocates: yes. Blocks: yes (open).
  */
-SP_API int sp_sink_open_uring(const char *path,
-			      const struct sp_sink_uring_opts *opts,
-			      const struct sp_allocator *allocator,
+SP_API int sp_sink_open_uring(const char *path, const struct sp_sink_opts *opts,
 			      struct sp_sink **out);
 
 /**

@@ -277,6 +277,69 @@ SP_API uint64_t sp_spool_timestamp_us(const struct sp_spool *spool,
 SP_API size_t sp_spool_kernel_addresses(const struct sp_spool *spool,
 					uint64_t *out, size_t cap);
 
+/**
+ * sp_spool_python_records returns the Python-runtime records (tag 6) the
+ * spool keeps, in file order: a Snapshot's or a Replay's spool keeps them
+ * all; a Tail hands them out per batch instead (sp_tail_python_records()).
+ * @param records receives the array (borrowed: valid until the reader is
+ *        closed). @param count receives its length.
+ * @return 0, or -EOPNOTSUPP when the spool keeps none by design (a Tail's,
+ *         or one from sp_spool_new()).
+ */
+SP_API int sp_spool_python_records(const struct sp_spool *spool,
+				   const struct sp_python_record **records,
+				   size_t *count);
+
+/*
+ * A spool of one's own: definitions added one by one instead of decoded
+ * from a file, read and resolved with the same functions (SPULSE3 §6: a
+ * frame sees the modules added before it). A symbolizer built from a
+ * module table keeps one (sp_symbolizer_new_modules()).
+ */
+
+/**
+ * sp_spool_new creates an empty spool (no header values, no records).
+ * @param allocator NULL for the default.
+ * @return 0 or -ENOMEM.
+ * Caller owns the result; free it with sp_spool_free().
+ * Thread: any. Allocates: yes. Blocks: no.
+ */
+SP_API int sp_spool_new(const struct sp_allocator *allocator,
+			struct sp_spool **out);
+
+/**
+ * sp_spool_add_module appends a copy of @module (its path too) as the
+ * next module id, never deactivated; @module->id and
+ * @module->deactivated_at are ignored, a kernel module gets pid -1, and
+ * @module->path_len 0 means strlen(@module->path).
+ * @param id receives the new id (may be NULL).
+ * @return 0, -EINVAL (start >= end, a path length without a path, a user
+ *         module without a pid > 0; NULL argument), -ENOMEM.
+ * Thread: single-owner (no reader of @spool meanwhile). Allocates: yes.
+ * Blocks: no.
+ */
+SP_API int sp_spool_add_module(struct sp_spool *spool,
+			       const struct sp_module *module, uint32_t *id);
+
+/**
+ * sp_spool_add_frame appends @frame as the next frame id, as the decoder
+ * would store it (a pinned frame names a module added before it).
+ * @param id receives the new id (may be NULL).
+ * @return 0, -EINVAL (unknown mode or module; NULL argument), -ENOMEM
+ *         (also when the ids are exhausted).
+ * Thread: single-owner (no reader of @spool meanwhile). Allocates: yes.
+ * Blocks: no.
+ */
+SP_API int sp_spool_add_frame(struct sp_spool *spool,
+			      const struct sp_frame *frame, uint32_t *id);
+
+/**
+ * sp_spool_free releases a spool from sp_spool_new(). NULL is a no-op; a
+ * reader's spool is freed by its reader, never here.
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API void sp_spool_free(struct sp_spool *spool);
+
 #ifdef __cplusplus
 }
 #endif

@@ -101,6 +101,12 @@ enum sp_symbol_origin {
  * @pc: absolute address of the raw frame.
  * @frame_id: the raw frame's spool id, or for a module-table symbolizer
  *   the id it was interned under (usable with sp_symbolizer_resolve_frame).
+ * @decl_line: the line where the function is defined: DWARF
+ *   DW_AT_decl_line of the subprogram at @pc, or of the inlined
+ *   function's abstract origin for an inline frame; one value per
+ *   function, unlike @line. 0 when unknown: no DWARF, Python, perf-map,
+ *   JIT, kernel and address-only frames (the spool does not carry a
+ *   Python function's first line); a native plug-in may set it.
  * Strings are borrowed: valid until sp_symbolizer_free() (or an update
  * that invalidates the frame's process).
  */
@@ -119,6 +125,7 @@ struct sp_resolved_frame {
 	uint32_t frame_id;     /* raw frame id it came from */
 	uint32_t module_id;    /* SP_NO_MODULE when none */
 	const char *mangled_name;
+	uint32_t decl_line; /* first line of the function; 0 when unknown */
 };
 
 /** One request of a native plug-in batch. */

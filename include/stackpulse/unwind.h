@@ -209,6 +209,17 @@ struct sp_unwind_stats {
 #define SP_DEPTH_MAX 8192u
 
 /**
+ * sp_unwind_stats_add adds every counter of @from to @to (summing the
+ * per-thread counters of several unwinding threads, say).
+ * @param to receives the sums (not NULL).
+ * @param from the counters to add (not NULL; may be @to).
+ * Thread: any (the caller serialises access to @to). Allocates: no.
+ * Blocks: no.
+ */
+SP_API void sp_unwind_stats_add(struct sp_unwind_stats *to,
+				const struct sp_unwind_stats *from);
+
+/**
  * struct sp_unwinder_opts configures sp_unwinder_new(). Set @size to
  * sizeof(struct sp_unwinder_opts); zero fields mean defaults.
  * @max_depth: frames per stack before the truncated marker (default

@@ -121,6 +121,26 @@ SP_API int sp_writer_deactivate_module(struct sp_writer *writer,
 SP_API int sp_writer_flush(struct sp_writer *writer);
 
 /**
+ * sp_writer_push hands buffered records to the sink without flushing it:
+ * a reader tailing the destination sees them (a file sink: in the page
+ * cache), but they are not made durable. Cheaper than sp_writer_flush()
+ * for keeping a live reader fed.
+ * @return 0 or a sink error (the buffered bytes are kept for a retry).
+ * Thread: single-owner. Allocates: no. Blocks: sink-dependent.
+ */
+SP_API int sp_writer_push(struct sp_writer *writer);
+
+/**
+ * sp_writer_frame_count is the number of frame records written so far,
+ * i.e. the id the next new frame gets: a retirement written now falls
+ * there in the frame stream (SPULSE3 §6), which is how a side file names
+ * the process generation that ends (sp_spool_frame_count() on the
+ * reading side).
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API uint32_t sp_writer_frame_count(const struct sp_writer *writer);
+
+/**
  * sp_writer_finish flushes and finishes the sink (ends a zstd stream).
  * Later writes fail with -EPIPE.
  * @return 0 or a sink error.

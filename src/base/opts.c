@@ -22,3 +22,20 @@ int sp__opts_load(const void *user, size_t user_size, void *out,
 	memcpy(out, user, user_size < out_size ? user_size : out_size);
 	return 0;
 }
+
+int sp__opts_store(void *out, const void *full, size_t full_size)
+{
+	size_t size;
+
+	if (!out)
+		return -EINVAL;
+	memcpy(&size, out, sizeof(size));
+	if (!sp__opts_size_ok(size))
+		return -EINVAL;
+	if (size > full_size)
+		size = full_size;
+	/* Past the size field: the caller's own size stays as it was. */
+	memcpy((char *)out + sizeof(size_t),
+	       (const char *)full + sizeof(size_t), size - sizeof(size_t));
+	return 0;
+}

@@ -29,4 +29,14 @@ static inline bool sp__opts_size_ok(size_t size)
 	return size >= sizeof(size_t) && size % sizeof(size_t) == 0;
 }
 
+/*
+ * The output direction (sized stats structs the library fills): stores
+ * the first @out->size bytes of @full (@full_size bytes, its own size
+ * field included) into @out, whose size field is left as the caller set
+ * it, so an older caller gets its part and a newer one keeps its extra
+ * bytes untouched. Returns 0, or -EINVAL (NULL @out, or a size the input
+ * rule refuses).
+ */
+int sp__opts_store(void *out, const void *full, size_t full_size);
+
 #endif /* SP_BASE_OPTS_H */

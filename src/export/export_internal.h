@@ -112,6 +112,7 @@ struct sp__xframe {
 	uint32_t flags;	       /* SP_RESOLVED_* of the first occurrence */
 	uint32_t inline_depth; /* 0 = a real (outermost) function */
 	uint32_t module_id;    /* spool module id or SP_NO_MODULE */
+	uint32_t decl_line;    /* the function's first line, 0 if unknown */
 };
 
 /*
@@ -119,15 +120,20 @@ struct sp__xframe {
  * for Python also per file (two scripts may both define "run"). Native
  * frames of one function may carry different files (code #included into
  * its body, e.g. CPython's generated_cases.c.h in the eval loop), so
- * @file is the one file all its frames agree on, or NULL.
+ * @file is the one file all its frames agree on, or NULL; @decl_line
+ * likewise the first line they agree on (per function in DWARF, so it
+ * differs only between two functions of one name, such as two static
+ * helpers in two files of a module), or 0.
  */
 struct sp__xfunc {
 	const char *name;
 	const char *file; /* NULL when unknown or not the same in every frame */
 	const char *module;
 	uint32_t kind;
-	uint32_t frame; /* first frames[] index of the function */
-	bool mixed;	/* frames disagree on the file */
+	uint32_t frame;	    /* first frames[] index of the function */
+	uint32_t decl_line; /* 0 when unknown or not the same in every frame */
+	bool mixed;	    /* frames disagree on the file */
+	bool mixed_decl;    /* frames disagree on the first line */
 };
 
 struct sp__xstack {

@@ -69,7 +69,8 @@ static uint64_t str_hash(const char *s, uint64_t seed)
 static bool frame_eq(const struct sp__xframe *a, const struct sp__xframe *b)
 {
 	return a->line == b->line && a->kind == b->kind &&
-	       a->inline_depth == b->inline_depth && str_eq(a->name, b->name) &&
+	       a->inline_depth == b->inline_depth &&
+	       a->decl_line == b->decl_line && str_eq(a->name, b->name) &&
 	       str_eq(a->file, b->file) && str_eq(a->module, b->module);
 }
 
@@ -137,6 +138,7 @@ static int intern_frame(struct sp__profile *prof,
 		.flags = rf->flags,
 		.inline_depth = rf->inline_depth,
 		.module_id = rf->module_id,
+		.decl_line = rf->decl_line,
 	};
 	err = intern_content(prof, &f, idx);
 	if (!err)
@@ -250,6 +252,10 @@ static int func_of(struct sp__profile *prof, uint32_t i, uint32_t *out)
 			fn->mixed = true;
 			fn->file = NULL;
 		}
+		if (!fn->mixed_decl && fn->decl_line != f->decl_line) {
+			fn->mixed_decl = true;
+			fn->decl_line = 0;
+		}
 		*out = cand;
 		return 0;
 	}
@@ -267,6 +273,7 @@ static int func_of(struct sp__profile *prof, uint32_t i, uint32_t *out)
 		.module = f->module,
 		.kind = f->kind,
 		.frame = i,
+		.decl_line = f->decl_line,
 	};
 	*out = (uint32_t)prof->nfuncs++;
 	return 0;

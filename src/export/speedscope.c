@@ -6,7 +6,7 @@
  *
  *   {"$schema": "...", "name": TITLE, "exporter": "stackpulse X.Y.Z",
  *    "activeProfileIndex": 0,
- *    "shared": {"frames": [{"name", "file"?}, ...]},
+ *    "shared": {"frames": [{"name", "file"?, "line"?}, ...]},
  *    "profiles": [{"type": "sampled",
  *                  "name": "EXE (pid P) thread T" or "pid P thread T",
  *                  "unit": "microseconds", "startValue": 0,
@@ -21,8 +21,12 @@
  * speedscope's own perf importer fills it with the DSO), so that two
  * functions of one name in two modules (ld.so's _start and the
  * program's) stay apart in the viewer too. speedscope's frame has one
- * line, the function's start, which the symbolizer does not know, so no
- * "line" is written (the call-site lines are in the other formats). Each
+ * line, the function's start: "line" is the symbolizer's decl_line
+ * (DWARF's first line of the function), written by the same rule as
+ * "file": when all the function's frames agree on it, and only beside a
+ * source file (a line under a module path would read as a line of the
+ * module). decl_line is no part of what makes a function, so a function
+ * never splits by it (the call-site lines are in the other formats). Each
  * thread's samples keep file (time) order, so the "Time Order" view is
  * real; consecutive identical stacks of a thread are merged into one
  * entry whose weight is their count times the spool's sample interval
@@ -259,6 +263,10 @@ static void write_frames(struct sp__profile *prof, struct sp__xout *out)
 		if (f->file || f->module) {
 			sp__xout_str(out, ",\"file\":");
 			sp__xout_json_str(out, f->file ? f->file : f->module);
+		}
+		if (f->file && f->decl_line) {
+			sp__xout_str(out, ",\"line\":");
+			sp__xout_u64(out, f->decl_line);
 		}
 		sp__xout_char(out, '}');
 	}

@@ -21,8 +21,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "out_file.h"
 #include "sink_internal.h"
+
+int sp__sink_opts_load(const struct sp_sink_opts *user, uint32_t flags,
+		       struct sp_sink_opts *o)
+{
+	int err = sp__opts_load(user, user ? user->size : 0, o, sizeof(*o));
+
+	if (err)
+		return err;
+	o->size = sizeof(*o);
+	return o->flags & ~flags ? -EINVAL : 0;
+}
 
 int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
 		 const struct sp__mem *mem, struct sp_sink **out)
@@ -95,14 +107,19 @@ SP_API void sp_sink_free(struct sp_sink *sink)
 /* ---- callback sink ---- */
 
 SP_API int sp_sink_new_callback(const struct sp_sink_ops *ops, void *ctx,
-				const struct sp_allocator *allocator,
+				const struct sp_sink_opts *opts,
 				struct sp_sink **out)
 {
+	struct sp_sink_opts o;
 	struct sp__mem mem;
+	int err;
 
 	if (!ops || !ops->write || !out)
 		return -EINVAL;
-	sp__mem_init(&mem, allocator);
+	err = sp__sink_opts_load(opts, 0, &o);
+	if (err)
+		return err;
+	sp__mem_init(&mem, o.allocator);
 	return sp__sink_new(ops, ctx, &mem, out);
 }
 
@@ -164,16 +181,20 @@ static const struct sp_sink_ops memory_ops = {
 	.free = memory_free,
 };
 
-SP_API int sp_sink_new_memory(const struct sp_allocator *allocator,
+SP_API int sp_sink_new_memory(const struct sp_sink_opts *opts,
 			      struct sp_sink **out)
 {
 	struct memory_sink *m;
+	struct sp_sink_opts o;
 	struct sp__mem mem;
 	int err;
 
 	if (!out)
 		return -EINVAL;
-	sp__mem_init(&mem, allocator);
+	err = sp__sink_opts_load(opts, 0, &o);
+	if (err)
+		return err;
+	sp__mem_init(&mem, o.allocator);
 	m = sp__mem_calloc(&mem, 1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -312,13 +333,18 @@ static int fd_sink_new(int fd, uint32_t flags, bool sync,
 	return err;
 }
 
-SP_API int sp_sink_new_fd(int fd, uint32_t flags,
-			  const struct sp_allocator *allocator,
+SP_API int sp_sink_new_fd(int fd, const struct sp_sink_opts *opts,
 			  struct sp_sink **out)
 {
-	if (fd < 0 || (flags & ~SP_SINK_CLOSE_FD) || !out)
+	struct sp_sink_opts o;
+	int err;
+
+	if (fd < 0 || !out)
 		return -EINVAL;
-	return fd_sink_new(fd, flags, false, allocator, out);
+	err = sp__sink_opts_load(opts, SP_SINK_CLOSE_FD, &o);
+	if (err)
+		return err;
+	return fd_sink_new(fd, o.flags, false, o.allocator, out);
 }
 
 int sp__sink_create_file(const struct sp__mem *mem, const char *path)
@@ -333,15 +359,19 @@ int sp__sink_create_file(const struct sp__mem *mem, const char *path)
 }
 
 static int file_sink_open(const char *path, uint32_t when,
-			  const struct sp_allocator *allocator,
-			  struct sp_sink **out)
+			  const struct sp_sink_opts *opts, struct sp_sink **out)
 {
+	struct sp_sink_opts o;
 	struct fd_sink *s;
 	int err;
 
 	if (!path || !out)
 		return -EINVAL;
-	s = fd_sink_alloc(allocator);
+	/* Refused options never create (or replace) @path. */
+	err = sp__sink_opts_load(opts, 0, &o);
+	if (err)
+		return err;
+	s = fd_sink_alloc(o.allocator);
 	if (!s)
 		return -ENOMEM;
 	err = sp__out_open(&s->out, &s->mem, path, when);
@@ -366,16 +396,15 @@ int sp__sink_new_fd_owned(int fd, bool sync,
 	return fd_sink_new(fd, SP_SINK_CLOSE_FD, sync, allocator, out);
 }
 
-SP_API int sp_sink_open_file(const char *path,
-			     const struct sp_allocator *allocator,
+SP_API int sp_sink_open_file(const char *path, const struct sp_sink_opts *opts,
 			     struct sp_sink **out)
 {
-	return file_sink_open(path, SP__OUT_NOW, allocator, out);
+	return file_sink_open(path, SP__OUT_NOW, opts, out);
 }
 
 SP_API int sp_sink_open_file_atomic(const char *path,
-				    const struct sp_allocator *allocator,
+				    const struct sp_sink_opts *opts,
 				    struct sp_sink **out)
 {
-	return file_sink_open(path, SP__OUT_AT_COMMIT, allocator, out);
+	return file_sink_open(path, SP__OUT_AT_COMMIT, opts, out);
 }

@@ -36,6 +36,13 @@ int sp__sink_new(const struct sp_sink_ops *ops, void *ctx,
 		 const struct sp__mem *mem, struct sp_sink **out);
 
 /*
+ * Loads a constructor's options (NULL: defaults) into @o and refuses any
+ * flag outside @flags, the ones that sink takes. Returns 0 or -EINVAL.
+ */
+int sp__sink_opts_load(const struct sp_sink_opts *user, uint32_t flags,
+		       struct sp_sink_opts *o);
+
+/*
  * Creates the spool file @path the way every file sink does (out_file.h:
  * a fresh 0600 inode renamed into place at once, or a device opened as
  * it is). Returns the fd (write-only, close-on-exec) or -errno.

@@ -358,13 +358,13 @@ static int ring_probe(struct io_uring *ring)
 }
 
 /* Sets up the ring, or leaves has_ring false (pwrite) and says why. */
-static void ring_open(struct uring_sink *u, const struct sp_sink_uring_opts *o)
+static void ring_open(struct uring_sink *u, const struct sp_sink_opts *o)
 {
 	int ret;
 
 	if (o->flags & SP_SINK_URING_PWRITE)
 		return;
-	ret = io_uring_queue_init(o->queue_depth, &u->ring, 0);
+	ret = io_uring_queue_init(o->uring_queue_depth, &u->ring, 0);
 	if (ret == 0) {
 		ret = ring_probe(&u->ring);
 		if (ret < 0)
@@ -379,23 +379,24 @@ static void ring_open(struct uring_sink *u, const struct sp_sink_uring_opts *o)
 	u->has_ring = true;
 }
 
-static int uring_opts_load(const struct sp_sink_uring_opts *user,
-			   struct sp_sink_uring_opts *o)
+/* The uring fields of @user with their defaults; @flags: those taken. */
+static int uring_opts_load(const struct sp_sink_opts *user, uint32_t flags,
+			   struct sp_sink_opts *o)
 {
-	int err = sp__opts_load(user, user ? user->size : 0, o, sizeof(*o));
+	int err = sp__sink_opts_load(user, flags, o);
 
 	if (err)
 		return err;
-	if (!o->queue_depth)
-		o->queue_depth = URING_DEFAULT_DEPTH;
-	if (!o->buf_count)
-		o->buf_count = o->queue_depth;
-	if (!o->buf_size)
-		o->buf_size = URING_DEFAULT_BUF_SIZE;
-	if (o->queue_depth > URING_MAX_DEPTH ||
-	    o->buf_count > URING_MAX_DEPTH ||
-	    o->buf_size > URING_MAX_BUF_SIZE ||
-	    o->buf_size > SIZE_MAX / o->buf_count || (o->flags & ~URING_FLAGS))
+	if (!o->uring_queue_depth)
+		o->uring_queue_depth = URING_DEFAULT_DEPTH;
+	if (!o->uring_buf_count)
+		o->uring_buf_count = o->uring_queue_depth;
+	if (!o->uring_buf_size)
+		o->uring_buf_size = URING_DEFAULT_BUF_SIZE;
+	if (o->uring_queue_depth > URING_MAX_DEPTH ||
+	    o->uring_buf_count > URING_MAX_DEPTH ||
+	    o->uring_buf_size > URING_MAX_BUF_SIZE ||
+	    o->uring_buf_size > SIZE_MAX / o->uring_buf_count)
 		return -EINVAL;
 	return 0;
 }
@@ -439,25 +440,23 @@ static int uring_pool_new(struct uring_sink *u)
 	return 0;
 }
 
-SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
-				const struct sp_sink_uring_opts *opts,
-				const struct sp_allocator *allocator,
+SP_API int sp_sink_new_uring_fd(int fd, const struct sp_sink_opts *opts,
 				struct sp_sink **out)
 {
-	struct sp_sink_uring_opts o;
+	struct sp_sink_opts o;
 	struct uring_sink *u;
 	struct sp__mem mem;
 	uint64_t start = 0;
 	int err;
 
-	if (fd < 0 || (flags & ~SP_SINK_CLOSE_FD) || !out)
+	if (fd < 0 || !out)
 		return -EINVAL;
-	err = uring_opts_load(opts, &o);
+	err = uring_opts_load(opts, URING_FLAGS | SP_SINK_CLOSE_FD, &o);
 	if (!err)
 		err = fd_start(fd, &start);
 	if (err)
 		return err;
-	sp__mem_init(&mem, allocator);
+	sp__mem_init(&mem, o.allocator);
 	u = sp__mem_calloc(&mem, 1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
@@ -466,8 +465,8 @@ SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
 	u->fd = fd;
 	/* fdatasync fails with EINVAL on a device (/dev/null): files only. */
 	u->datasync = (o.flags & SP_SINK_URING_DATASYNC) && fd_is_regular(fd);
-	u->nbuf = o.buf_count;
-	u->buf_size = o.buf_size;
+	u->nbuf = o.uring_buf_count;
+	u->buf_size = o.uring_buf_size;
 	u->end = start;
 	err = uring_pool_new(u);
 	if (!err) {
@@ -479,30 +478,29 @@ SP_API int sp_sink_new_uring_fd(int fd, uint32_t flags,
 			u); /* close_fd is still false: the caller keeps fd */
 		return err;
 	}
-	u->close_fd = flags & SP_SINK_CLOSE_FD;
+	u->close_fd = o.flags & SP_SINK_CLOSE_FD;
 	return 0;
 }
 
-SP_API int sp_sink_open_uring(const char *path,
-			      const struct sp_sink_uring_opts *opts,
-			      const struct sp_allocator *allocator,
+SP_API int sp_sink_open_uring(const char *path, const struct sp_sink_opts *opts,
 			      struct sp_sink **out)
 {
-	struct sp_sink_uring_opts o;
+	struct sp_sink_opts o;
 	struct sp__mem mem;
 	int fd, err;
 
 	if (!path || !out)
 		return -EINVAL;
-	/* Bad options never create (or replace) @path. */
-	err = uring_opts_load(opts, &o);
+	/* Refused options never create (or replace) @path. */
+	err = uring_opts_load(opts, URING_FLAGS, &o);
 	if (err)
 		return err;
-	sp__mem_init(&mem, allocator);
+	sp__mem_init(&mem, o.allocator);
 	fd = sp__sink_create_file(&mem, path);
 	if (fd < 0)
 		return fd;
-	err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, opts, allocator, out);
+	o.flags |= SP_SINK_CLOSE_FD;
+	err = sp_sink_new_uring_fd(fd, &o, out);
 	if (err)
 		close(fd);
 	return err;

@@ -162,22 +162,23 @@ static int zstd_cctx_new(struct zstd_sink *z, int level)
 	return 0;
 }
 
-SP_API int sp_sink_new_zstd(struct sp_sink *inner, int level,
-			    const struct sp_allocator *allocator,
+SP_API int sp_sink_new_zstd(struct sp_sink *inner,
+			    const struct sp_sink_opts *opts,
 			    struct sp_sink **out)
 {
+	struct sp_sink_opts o;
 	struct zstd_sink *z;
 	struct sp__mem mem;
-	int err;
+	int level, err;
 
-	if (level == 0)
-		level = 3;
-	if (!inner || !out || level < ZSTD_minCLevel() ||
+	err = sp__sink_opts_load(opts, 0, &o);
+	level = o.zstd_level ? o.zstd_level : 3;
+	if (err || !inner || !out || level < ZSTD_minCLevel() ||
 	    level > ZSTD_maxCLevel()) {
 		sp_sink_free(inner);
 		return -EINVAL;
 	}
-	sp__mem_init(&mem, allocator);
+	sp__mem_init(&mem, o.allocator);
 	z = sp__mem_calloc(&mem, 1, sizeof(*z));
 	if (!z) {
 		sp_sink_free(inner);

@@ -222,7 +222,7 @@ SP_API int sp_writer_flush(struct sp_writer *w)
 	return err ? err : sp_sink_flush(w->sink);
 }
 
-int sp__writer_push(struct sp_writer *w)
+SP_API int sp_writer_push(struct sp_writer *w)
 {
 	int err = writable(w);
 
@@ -255,6 +255,11 @@ SP_API struct sp_sink *sp_writer_sink(struct sp_writer *w)
 SP_API uint64_t sp_writer_bytes(const struct sp_writer *w)
 {
 	return w ? w->drained + w->len : 0;
+}
+
+SP_API uint32_t sp_writer_frame_count(const struct sp_writer *w)
+{
+	return w ? w->frame_count : 0;
 }
 
 /* ---- module records ---- */

@@ -121,22 +121,4 @@ static inline void sp__writer_byte(struct sp_writer *w, uint8_t b)
 /* Releases the memo (writer_sample.c). */
 void sp__writer_memo_free(struct sp_writer *w);
 
-/*
- * Hands the buffered records to the sink like sp_writer_flush() but
- * without flushing the sink: the bytes become visible to readers of the
- * destination without the cost of making them durable (the recorder's
- * periodic push for live Tails; explicit flushes stay durable).
- */
-int sp__writer_push(struct sp_writer *w);
-
-/*
- * Frame records written so far: where a tag-7 retirement written now
- * falls in the frame stream (SPULSE3 §6), which names the ending process
- * generation (src/base/jit_side_names.h).
- */
-static inline uint32_t sp__writer_frame_count(const struct sp_writer *w)
-{
-	return w->frame_count;
-}
-
 #endif /* SP_FORMAT_WRITER_INTERNAL_H */

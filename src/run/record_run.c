@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include <stackpulse/error.h>
+#include <stackpulse/launch.h>
 #include <stackpulse/record_run.h>
 
 #include "opts.h"
@@ -94,7 +95,8 @@ static int command_reap(struct run *run, bool nohang)
 
 	if (run->r.reaped)
 		return 1;
-	r = sp_launch_wait(run->launch, nohang, &status);
+	r = nohang ? sp_launch_try_wait(run->launch, &status) :
+		     sp_launch_wait(run->launch, &status);
 	if (r == 1) {
 		run->r.reaped = 1;
 		run->r.wait_status = status;

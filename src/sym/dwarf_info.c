@@ -34,11 +34,15 @@
  *   +-- inl[]      sp__inline: one per DW_TAG_inlined_subroutine, with its
  *   |              enclosing instance as parent (a tree per function)
  *   +-- segs[]     {lo, hi, inl}  disjoint address segments, each mapped
- *                  to the innermost instance covering it
+ *   |              to the innermost instance covering it
+ *   +-- fsegs[]    {lo, hi, fn}  the same for DW_TAG_subprogram ranges,
+ *   |              each mapped to the innermost function covering it
+ *   +-- fdecl[]    per function: its DW_AT_decl_line (0 when unknown)
  *
  * A lookup binary-searches ranges[] for the CU, acquires its table (pairs
  * with the release store in get_table), and binary-searches rows[] and
- * segs[]; walking inl[].parent gives the chain, innermost first. Only
+ * segs[]; walking inl[].parent gives the chain, innermost first, and
+ * fsegs[] gives the function's first line. Only
  * the first lookup of a CU takes the mutex, and inside it the owner
  * image's lock around every libdw call (the Elf may be shared with the
  * CFI builder).
@@ -75,6 +79,10 @@ struct cu_table {
 	size_t ninl;
 	struct inl_seg *segs;
 	size_t nsegs;
+	struct inl_seg *fsegs; /* inl: index in fdecl[] */
+	size_t nfsegs;
+	uint32_t *fdecl;
+	size_t nfdecl;
 	size_t bytes;
 };
 
@@ -130,10 +138,12 @@ struct origin {
 struct walk {
 	const struct sp__mem *mem;
 	Dwarf_Files *files;
-	struct sp__vec names;	/* struct file_name, sorted by raw pointer */
-	struct sp__vec inl;	/* struct sp__inline */
-	struct sp__vec ranges;	/* struct inl_range */
-	struct sp__vec origins; /* struct origin */
+	struct sp__vec names;	  /* struct file_name, sorted by raw pointer */
+	struct sp__vec inl;	  /* struct sp__inline */
+	struct sp__vec ranges;	  /* struct inl_range */
+	struct sp__vec origins;	  /* struct origin */
+	struct sp__vec fn_ranges; /* struct inl_range, inl: index in fn_decl */
+	struct sp__vec fn_decl;	  /* uint32_t */
 	size_t dies;
 };
 
@@ -168,6 +178,8 @@ static void table_free(const struct sp__mem *mem, struct cu_table *t)
 	sp__mem_free(mem, t->rows, t->nrows * sizeof(*t->rows));
 	sp__mem_free(mem, t->inl, t->ninl * sizeof(*t->inl));
 	sp__mem_free(mem, t->segs, t->nsegs * sizeof(*t->segs));
+	sp__mem_free(mem, t->fsegs, t->nfsegs * sizeof(*t->fsegs));
+	sp__mem_free(mem, t->fdecl, t->nfdecl * sizeof(*t->fdecl));
 	sp__mem_free(mem, t, sizeof(*t));
 }
 
@@ -588,6 +600,47 @@ static uint32_t attr_u32(Dwarf_Die *die, unsigned name)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* DW_AT_decl_line, through abstract origin and specification; 0 if none. */
+static uint32_t decl_line_of(Dwarf_Die *die)
+{
+	int line;
+
+	if (dwarf_decl_line(die, &line) != 0 || line <= 0)
+		return 0;
+	return (uint32_t)line;
+}
+
+/*
+ * Notes the ranges of a function (a DW_TAG_subprogram with code) and its
+ * first line. @level orders nested functions: the deepest one covering
+ * an address is the function there.
+ */
+static int add_function(struct walk *w, Dwarf_Die *die, unsigned level)
+{
+	uint32_t decl = decl_line_of(die);
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	size_t n = 0;
+	bool noted = false;
+
+	if (w->fn_decl.len >= INT32_MAX)
+		return 0;
+	while (n++ < RANGES_PER_DIE_MAX &&
+	       (off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		struct inl_range r = { start, end, (int32_t)w->fn_decl.len,
+				       level };
+
+		if (start >= end)
+			continue;
+		if (sp__vec_push(&w->fn_ranges, w->mem, &r) < 0)
+			return -ENOMEM;
+		noted = true;
+	}
+	if (noted && sp__vec_push(&w->fn_decl, w->mem, &decl) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int add_inline(struct walk *w, Dwarf_Die *die, int32_t parent,
 		      uint32_t depth, int32_t *idx)
 {
@@ -607,6 +660,7 @@ static int add_inline(struct walk *w, Dwarf_Die *die, int32_t parent,
 			full_name(w, dwarf_filesrc(w->files, file, NULL, NULL));
 	e.call.line = attr_u32(die, DW_AT_call_line);
 	e.call.column = attr_u32(die, DW_AT_call_column);
+	e.decl_line = decl_line_of(die);
 	*idx = (int32_t)w->inl.len;
 	if (sp__vec_push(&w->inl, w->mem, &e) < 0)
 		return -ENOMEM;
@@ -674,6 +728,8 @@ static int walk_dies(struct walk *w, Dwarf_Die *parent, int32_t inl_parent,
 			p = -1;
 			d = 0;
 			err = add_copy(w, &child);
+			if (err == 0)
+				err = add_function(w, &child, level);
 			if (err < 0)
 				return err;
 		} else if (tag == DW_TAG_inlined_subroutine &&
@@ -716,16 +772,19 @@ static int fill_table(struct sp__dwarf_info *di, Dwarf_Die *cudie,
 {
 	const struct sp__mem *mem = &di->mem;
 	struct walk w = { .mem = mem };
-	struct sp__vec rows, segs;
+	struct sp__vec rows, segs, fsegs;
 	size_t nfiles;
 	int err;
 
 	sp__vec_init(&rows, sizeof(struct line_row));
 	sp__vec_init(&segs, sizeof(struct inl_seg));
+	sp__vec_init(&fsegs, sizeof(struct inl_seg));
 	sp__vec_init(&w.inl, sizeof(struct sp__inline));
 	sp__vec_init(&w.ranges, sizeof(struct inl_range));
 	sp__vec_init(&w.names, sizeof(struct file_name));
 	sp__vec_init(&w.origins, sizeof(struct origin));
+	sp__vec_init(&w.fn_ranges, sizeof(struct inl_range));
+	sp__vec_init(&w.fn_decl, sizeof(uint32_t));
 	if (dwarf_getsrcfiles(cudie, &w.files, &nfiles) != 0)
 		w.files = NULL;
 	err = map_files(di, cudie, &w, nfiles);
@@ -737,22 +796,32 @@ static int fill_table(struct sp__dwarf_info *di, Dwarf_Die *cudie,
 		match_origins(&w);
 		err = sp__inline_segments(mem, &w.ranges, &segs);
 	}
+	if (err == 0)
+		err = sp__inline_segments(mem, &w.fn_ranges, &fsegs);
 	if (err == 0) {
 		t->rows = take(mem, &rows, &t->nrows);
 		t->inl = take(mem, &w.inl, &t->ninl);
 		t->segs = take(mem, &segs, &t->nsegs);
+		t->fsegs = take(mem, &fsegs, &t->nfsegs);
+		t->fdecl = take(mem, &w.fn_decl, &t->nfdecl);
 		if ((t->nrows && !t->rows) || (t->ninl && !t->inl) ||
-		    (t->nsegs && !t->segs))
+		    (t->nsegs && !t->segs) || (t->nfsegs && !t->fsegs) ||
+		    (t->nfdecl && !t->fdecl))
 			err = -ENOMEM;
 	}
 	t->bytes = sizeof(*t) + t->nrows * sizeof(*t->rows) +
-		   t->ninl * sizeof(*t->inl) + t->nsegs * sizeof(*t->segs);
+		   t->ninl * sizeof(*t->inl) + t->nsegs * sizeof(*t->segs) +
+		   t->nfsegs * sizeof(*t->fsegs) +
+		   t->nfdecl * sizeof(*t->fdecl);
 	sp__vec_fini(&rows, mem);
 	sp__vec_fini(&segs, mem);
+	sp__vec_fini(&fsegs, mem);
 	sp__vec_fini(&w.inl, mem);
 	sp__vec_fini(&w.ranges, mem);
 	sp__vec_fini(&w.names, mem);
 	sp__vec_fini(&w.origins, mem);
+	sp__vec_fini(&w.fn_ranges, mem);
+	sp__vec_fini(&w.fn_decl, mem);
 	return err;
 }
 
@@ -833,31 +902,51 @@ static void find_line(const struct cu_table *t, uint64_t addr,
 	loc->column = row->file ? row->column : 0;
 }
 
-static int find_chain(const struct cu_table *t, uint64_t addr,
-		      const struct sp__inline **chain, size_t cap)
+/* The segment of @segs[0..n) containing @addr, or NULL. */
+static const struct inl_seg *find_seg(const struct inl_seg *segs, size_t n,
+				      uint64_t addr)
 {
-	size_t lo = 0, hi = t->nsegs, n = 0;
-	int32_t i;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->segs[mid].lo <= addr)
+		if (segs[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= t->segs[lo - 1].hi)
+	if (lo == 0 || addr >= segs[lo - 1].hi)
+		return NULL;
+	return &segs[lo - 1];
+}
+
+static int find_chain(const struct cu_table *t, uint64_t addr,
+		      const struct sp__inline **chain, size_t cap)
+{
+	const struct inl_seg *seg = find_seg(t->segs, t->nsegs, addr);
+	size_t n = 0;
+	int32_t i;
+
+	if (!seg)
 		return 0;
 	/* Parents precede children in inl[], so the walk terminates. */
-	for (i = t->segs[lo - 1].inl; i >= 0 && n < cap; i = t->inl[i].parent)
+	for (i = seg->inl; i >= 0 && n < cap; i = t->inl[i].parent)
 		chain[n++] = &t->inl[i];
 	return (int)n;
 }
 
+static uint32_t find_decl_line(const struct cu_table *t, uint64_t addr)
+{
+	const struct inl_seg *seg = find_seg(t->fsegs, t->nfsegs, addr);
+
+	return seg ? t->fdecl[seg->inl] : 0;
+}
+
 int sp__dwarf_info_lookup(struct sp__dwarf_info *di, uint64_t addr,
 			  bool want_inline, struct sp__src_loc *loc,
-			  const struct sp__inline **chain, size_t cap)
+			  uint32_t *decl_line, const struct sp__inline **chain,
+			  size_t cap)
 {
 	const struct cu_table *t;
 	struct cu_slot *s;
@@ -865,6 +954,7 @@ int sp__dwarf_info_lookup(struct sp__dwarf_info *di, uint64_t addr,
 	int err = 0;
 
 	memset(loc, 0, sizeof(*loc));
+	*decl_line = 0;
 	/* Pairs with the release store in open_dwarf. */
 	state = sp__load_acquire_u64(&di->state);
 	if (state == DW_STATE_NEW) {
@@ -882,5 +972,6 @@ int sp__dwarf_info_lookup(struct sp__dwarf_info *di, uint64_t addr,
 	if (!t)
 		return err;
 	find_line(t, addr, loc);
+	*decl_line = find_decl_line(t, addr);
 	return want_inline ? find_chain(t, addr, chain, cap) : 0;
 }

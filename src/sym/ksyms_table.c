@@ -178,6 +178,7 @@ int sp__ksyms_lookup(const struct sp__ksyms *ks, uint64_t addr,
 	out->origin = SP_ORIGIN_KERNEL_SYMBOLS;
 	out->flags = 0;
 	out->inline_depth = 0;
+	out->decl_line = 0;
 	return 1;
 }
 

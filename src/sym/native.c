@@ -22,6 +22,10 @@
  *   out[n-1]     the ELF symbol              call site of out[n-2]
  *                (offset = svma - start, inline_depth 0)
  *
+ * Each frame's decl_line is its function's first line: the abstract
+ * origin's DW_AT_decl_line for an inline instance, the subprogram's
+ * covering @svma for the symbol (0 without DWARF there).
+ *
  * With fewer than n slots the innermost frames are dropped (the function
  * itself is what a profile needs most); the remaining first frame keeps
  * its own call-site line. SP_NATIVE_NO_INLINE gives the symbol alone
@@ -131,13 +135,15 @@ const struct sp__symtab *sp__native_symtab(const struct sp__native *native)
 }
 
 static void fill(struct sp_resolved_frame *f, const char *name,
-		 const struct sp__src_loc *loc, uint64_t offset, size_t depth)
+		 const struct sp__src_loc *loc, uint32_t decl_line,
+		 uint64_t offset, size_t depth)
 {
 	memset(f, 0, sizeof(*f));
 	f->name = name;
 	f->file = loc->file;
 	f->line = loc->line;
 	f->column = loc->column;
+	f->decl_line = decl_line;
 	f->offset = offset;
 	f->inline_depth = (uint32_t)depth;
 	f->kind = SP_RESOLVED_NATIVE;
@@ -171,6 +177,7 @@ int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
 	const struct sp__inline *chain[SP_DWARF_INLINE_MAX];
 	struct sp__src_loc loc = { 0 };
 	const struct sp__sym *sym;
+	uint32_t decl_line = 0;
 	size_t k, nc = 0, skip;
 	int ret;
 
@@ -180,7 +187,8 @@ int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
 	if (native->dwarf && !(flags & SP_NATIVE_NO_LINES)) {
 		ret = sp__dwarf_info_lookup(native->dwarf, svma,
 					    !(flags & SP_NATIVE_NO_INLINE),
-					    &loc, chain, SP_DWARF_INLINE_MAX);
+					    &loc, &decl_line, chain,
+					    SP_DWARF_INLINE_MAX);
 		if (ret < 0)
 			return ret;
 		nc = (size_t)ret;
@@ -192,11 +200,11 @@ int sp__native_lookup(struct sp__native *native, uint64_t svma, uint32_t flags,
 
 		if (k < nc)
 			fill(&out[k - skip],
-			     inline_frame_name(native, chain[k]), at, 0,
-			     nc - k);
+			     inline_frame_name(native, chain[k]), at,
+			     chain[k]->decl_line, 0, nc - k);
 		else
-			fill(&out[k - skip], sym->name, at, svma - sym->addr,
-			     0);
+			fill(&out[k - skip], sym->name, at, decl_line,
+			     svma - sym->addr, 0);
 	}
 	return (int)(nc + 1 - skip);
 }

@@ -114,10 +114,14 @@ struct sp__inline {
 	const char *name;
 	struct sp__src_loc call;
 	int32_t parent;
+	uint32_t decl_line; /* the abstract origin's DW_AT_decl_line, or 0 */
 	uint64_t origin_pc;
 };
 
-/* An inline instance's address range while a CU table is built. */
+/*
+ * An inline instance's (or a function's: dwarf_info.c) address range
+ * while a CU table is built.
+ */
 struct inl_range {
 	uint64_t lo;
 	uint64_t hi;
@@ -157,15 +161,18 @@ int sp__dwarf_info_new(const struct sp__mem *mem, struct sp__image *owner,
 void sp__dwarf_info_free(struct sp__dwarf_info *di);
 
 /*
- * Looks up @addr: *@loc gets the line-table row (file NULL when none) and
- * @chain[0..n) the inline instances containing @addr, innermost first
- * (only when @want_inline). Entries are borrowed until
+ * Looks up @addr: *@loc gets the line-table row (file NULL when none),
+ * *@decl_line the DW_AT_decl_line of the subprogram containing @addr (0
+ * when none or unknown), and @chain[0..n) the inline instances
+ * containing @addr, innermost first (only when @want_inline). Entries
+ * are borrowed until
  * sp__dwarf_info_free(). Thread-safe: builds the CU's tables on first use
  * under the owner's lock. Returns n >= 0, or -ENOMEM.
  */
 int sp__dwarf_info_lookup(struct sp__dwarf_info *di, uint64_t addr,
 			  bool want_inline, struct sp__src_loc *loc,
-			  const struct sp__inline **chain, size_t cap);
+			  uint32_t *decl_line, const struct sp__inline **chain,
+			  size_t cap);
 
 /* Bytes held by built tables (bench, tests). */
 size_t sp__dwarf_info_bytes(const struct sp__dwarf_info *di);

@@ -459,6 +459,7 @@ int sp__perf_map_lookup(const struct sp__perf_map *map, uint64_t addr,
 	out->origin = SP_ORIGIN_PERF_MAP;
 	out->flags = SP_RESOLVED_JIT;
 	out->inline_depth = 0;
+	out->decl_line = 0;
 	return 1;
 }
 

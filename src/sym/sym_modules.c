@@ -33,16 +33,14 @@
  * id range check of sp_symbolizer_resolve_frame(), which reads the count
  * published in sym->raw_frames.
  *
- * The store's layout is src/format's (format_internal.h): same library,
- * same build; sym_update.c reads it the same way.
+ * The store is a spool of the symbolizer's own (sp_spool_new()), so it
+ * is built and read through the public spool API only.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "hash.h"
 #include "symbolizer_internal.h"
-
-#include "format_internal.h"
 
 /* One interned raw frame: the index entry, its canonical frame, its id. */
 struct raw_rec {
@@ -61,34 +59,6 @@ struct raw_req {
 	size_t total;
 };
 
-/* Copies module @in as id @id; -EINVAL for a module no spool could hold. */
-static int add_module(struct sp_spool *s, const struct sp_module *in,
-		      uint32_t id)
-{
-	struct sp_module m = *in;
-	size_t len = in->path_len;
-	char *path;
-
-	if ((!in->path && len) || in->start >= in->end ||
-	    (!in->is_kernel && in->pid < 1))
-		return -EINVAL;
-	if (in->path && !len)
-		len = strlen(in->path);
-	if (sp__vec_reserve(&s->modules, &s->mem, 1))
-		return -ENOMEM;
-	path = sp__arena_strndup(&s->arena, &s->mem, in->path ? in->path : "",
-				 len);
-	if (!path)
-		return -ENOMEM;
-	m.path = path;
-	m.path_len = len;
-	m.is_kernel = in->is_kernel ? 1 : 0;
-	m.pid = m.is_kernel ? -1 : in->pid;
-	m.id = id;
-	m.deactivated_at = SP_NEVER;
-	return sp__vec_push(&s->modules, &s->mem, &m);
-}
-
 int sp__sym_table_init(struct sp_symbolizer *sym, const struct sp_module *mods,
 		       size_t n)
 {
@@ -98,13 +68,12 @@ int sp__sym_table_init(struct sp_symbolizer *sym, const struct sp_module *mods,
 	/* SP_NO_MODULE is not an id. */
 	if ((!mods && n) || n >= SP_NO_MODULE)
 		return -EINVAL;
-	sym->own_spool = sp__mem_calloc(&sym->mem, 1, sizeof(*sym->own_spool));
-	if (!sym->own_spool)
-		return -ENOMEM;
-	sp__spool_init(sym->own_spool, &sym->mem, false);
+	err = sp_spool_new(&sym->mem.hook, &sym->own_spool);
+	if (err)
+		return err;
 	sym->spool = sym->own_spool;
 	for (i = 0; i < n && !err; i++)
-		err = add_module(sym->own_spool, &mods[i], (uint32_t)i);
+		err = sp_spool_add_module(sym->own_spool, &mods[i], NULL);
 	if (err)
 		return err;
 	err = sp__sym_cache_init(&sym->raw_index, &sym->mem);
@@ -119,10 +88,7 @@ void sp__sym_table_fini(struct sp_symbolizer *sym)
 	if (sym->raw_ready)
 		sp__sym_cache_fini(&sym->raw_index);
 	sym->raw_ready = false;
-	if (!sym->own_spool)
-		return;
-	sp__spool_fini(sym->own_spool);
-	sp__mem_free(&sym->mem, sym->own_spool, sizeof(*sym->own_spool));
+	sp_spool_free(sym->own_spool);
 	sym->own_spool = NULL;
 }
 
@@ -150,17 +116,16 @@ SP_API int sp_symbolizer_new_modules(const struct sp_module *modules,
 static int canon_pinned(const struct sp_spool *s, const struct sp_frame *in,
 			struct sp_frame *out)
 {
-	const struct sp_module *m;
+	struct sp_module m;
 	uint64_t rel = in->file_relative_ip;
 
-	if (in->module_id >= s->modules.len)
+	if (sp_spool_module(s, in->module_id, &m))
 		return -EINVAL;
-	m = sp__vec_at(&s->modules, in->module_id);
-	if (rel < m->file_offset || rel - m->file_offset >= m->end - m->start)
+	if (rel < m.file_offset || rel - m.file_offset >= m.end - m.start)
 		return -EINVAL;
-	if (in->mode != (m->is_kernel ? SP_FRAME_KERNEL : SP_FRAME_USER))
+	if (in->mode != (m.is_kernel ? SP_FRAME_KERNEL : SP_FRAME_USER))
 		return -EINVAL;
-	out->abs_ip = m->start + (rel - m->file_offset);
+	out->abs_ip = m.start + (rel - m.file_offset);
 	if (in->abs_ip && in->abs_ip != out->abs_ip)
 		return -EINVAL;
 	out->file_relative_ip = rel;
@@ -221,42 +186,39 @@ static bool raw_lookup(const struct sp_symbolizer *sym,
 	return true;
 }
 
-/* Interns canonical frame @f (lock held): appends it to the store. */
+/*
+ * Interns canonical frame @f (lock held): appends it to the store, then
+ * indexes it. A failed index only leaves an unused id behind.
+ */
 static int intern(struct sp_symbolizer *sym, const struct sp_frame *f,
 		  uint32_t *id)
 {
-	struct sp_spool *s = sym->own_spool;
-	struct sp__frame sf = { .abs_ip = f->abs_ip,
-				.rel_ip = f->file_relative_ip,
-				.module = f->module_id,
-				.module_limit = (uint32_t)s->modules.len,
-				.mode = f->mode };
 	struct raw_rec *rec;
+	uint32_t fid;
+	int err;
 
 	if (raw_lookup(sym, f, id))
 		return 0;
-	/* Frame ids are uint32_t: a table that large is out of memory. */
-	if (s->frames.len >= UINT32_MAX - 1 ||
-	    sp__vec_reserve(&s->frames, &s->mem, 1))
-		return -ENOMEM;
 	rec = sp__mem_alloc(&sym->mem, sizeof(*rec));
 	if (!rec)
 		return -ENOMEM;
-	rec->hdr.key = raw_key(f);
-	rec->hdr.bytes = sizeof(*rec);
-	rec->hdr.kind = SP_SYM_KIND_RAW;
-	rec->hdr.reserved = 0;
-	rec->frame = *f;
-	rec->id = (uint32_t)s->frames.len;
-	if (sp__sym_cache_put(&sym->raw_index, &rec->hdr)) {
-		sp__mem_free(&sym->mem, rec, sizeof(*rec));
-		return -ENOMEM;
+	err = sp_spool_add_frame(sym->own_spool, f, &fid);
+	if (!err) {
+		rec->hdr.key = raw_key(f);
+		rec->hdr.bytes = sizeof(*rec);
+		rec->hdr.kind = SP_SYM_KIND_RAW;
+		rec->hdr.reserved = 0;
+		rec->frame = *f;
+		rec->id = fid;
+		err = sp__sym_cache_put(&sym->raw_index, &rec->hdr);
 	}
-	sp__vec_push(&s->frames, &s->mem, &sf); /* reserved above */
+	if (err) {
+		sp__mem_free(&sym->mem, rec, sizeof(*rec));
+		return err < 0 ? err : -ENOMEM;
+	}
 	/* Publishes the stored frame to sp__sym_frame_limit()'s acquire. */
-	atomic_store_explicit(&sym->raw_frames, (unsigned)s->frames.len,
-			      memory_order_release);
-	*id = rec->id;
+	atomic_store_explicit(&sym->raw_frames, fid + 1, memory_order_release);
+	*id = fid;
 	return 0;
 }
 

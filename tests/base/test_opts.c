@@ -173,11 +173,10 @@ static int call_uring(void *opts)
 	snprintf(path, sizeof(path), "%s/uring.out", tmpdir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(fd >= 0);
-	err = sp_sink_new_uring_fd(fd, SP_SINK_CLOSE_FD, opts, NULL, &sink);
-	if (err)
-		close(fd);
-	else
+	err = sp_sink_new_uring_fd(fd, opts, &sink); /* keeps no fd */
+	if (!err)
 		sp_sink_free(sink);
+	close(fd);
 	return err;
 }
 
@@ -203,12 +202,14 @@ static int call_unwinder(void *opts)
 
 static int call_system(void *opts)
 {
+	struct sp_recorder_opts ro = { .size = sizeof(ro) };
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 	int err;
 
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
-	err = sp_recorder_open_system_sink(sink, NULL, opts, &rec);
+	ro.system = opts;
+	err = sp_recorder_open_sink(sink, &ro, &rec);
 	if (!err)
 		sp_recorder_close(rec);
 	return err;
@@ -284,20 +285,20 @@ static void test_reader(void)
 static void test_uring(void)
 {
 	union opts_buf u = { 0 };
-	struct sp_sink_uring_opts *o = (struct sp_sink_uring_opts *)u.b;
+	struct sp_sink_opts *o = (struct sp_sink_opts *)u.b;
 	const struct probe p = {
-		.name = "sink_uring",
+		.name = "sink (uring)",
 		.full = sizeof(*o),
-		.prev = offsetof(struct sp_sink_uring_opts, buf_size),
-		.cut = offsetof(struct sp_sink_uring_opts, logger) + 4,
+		.prev = offsetof(struct sp_sink_opts, uring_buf_size),
+		.cut = offsetof(struct sp_sink_opts, logger) + 4,
 		.ok = 0,
 		.call = call_uring,
 	};
 
 	probe_sizes(&p, u.b);
 	/* A field boundary that no version ends at: still refused. */
-	expect(&p, o, offsetof(struct sp_sink_uring_opts, buf_count), -EINVAL);
-	o->buf_size = SIZE_MAX;
+	expect(&p, o, offsetof(struct sp_sink_opts, uring_buf_count), -EINVAL);
+	o->uring_buf_size = SIZE_MAX;
 	expect(&p, o, p.prev, 0);
 	expect(&p, o, p.full, -EINVAL);
 }
@@ -428,32 +429,75 @@ static void test_export(void)
 	expect(&p, o, p.full, -EINVAL);
 }
 
-/* An output struct: the caller's size follows the same rule. */
-static void test_pipeline_stats(void)
+/* Fills a sized output struct of @rec (the function under test). */
+typedef int (*fill_fn)(struct sp_recorder *rec, void *out);
+
+/*
+ * An output struct: the caller's size follows the same rule. @buf holds
+ * at least @full + TAIL bytes; after the checks it holds a full fill.
+ */
+static void check_output_sizes(fill_fn fill, size_t full, unsigned char *buf,
+			       struct sp_recorder *rec)
 {
-	union opts_buf u;
-	struct sp_pipeline_stats *st = (struct sp_pipeline_stats *)u.b;
+	size_t i;
+
+	memset(buf, 0xAA, full + TAIL);
+	set_size(buf, 12);
+	CHECK_EQ_INT(fill(rec, buf), -EINVAL);
+	set_size(buf, 4);
+	CHECK_EQ_INT(fill(rec, buf), -EINVAL);
+	CHECK_EQ(buf[8], 0xAA); /* nothing written */
+	set_size(buf, 16);
+	CHECK_OK(fill(rec, buf));
+	CHECK(buf[16] == 0xAA);
+	set_size(buf, full + TAIL);
+	CHECK_OK(fill(rec, buf));
+	CHECK_EQ(((struct sp_pipeline_stats *)(void *)buf)->size, full + TAIL);
+	for (i = full; i < full + TAIL; i++)
+		CHECK_EQ(buf[i], 0xAA); /* a newer caller's fields: untouched */
+	CHECK_EQ_INT(fill(NULL, buf), -EINVAL);
+	CHECK_EQ_INT(fill(rec, NULL), -EINVAL);
+}
+
+static int fill_pipeline_stats(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_pipeline_stats(rec, out);
+}
+
+static int fill_summary(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_summary(rec, out);
+}
+
+static int fill_jit_stats(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_jit_stats(rec, out);
+}
+
+static void test_output_structs(void)
+{
+	union {
+		unsigned char b[512]; /* the summary is larger than opts_buf */
+		max_align_t align;
+	} u;
+	const struct sp_pipeline_stats *st = (const void *)u.b;
+	const struct sp_recording_summary *sum = (const void *)u.b;
+	const struct sp_jit_stats *js = (const void *)u.b;
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
-	size_t full = sizeof(*st), i;
 
+	CHECK(sizeof(*sum) + TAIL <= sizeof(u.b));
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
 	CHECK_OK(sp_recorder_open_sink(sink, NULL, &rec));
-	memset(u.b, 0xAA, sizeof(u.b));
-	set_size(st, 12);
-	CHECK_EQ_INT(sp_recorder_pipeline_stats(rec, st), -EINVAL);
-	set_size(st, 4);
-	CHECK_EQ_INT(sp_recorder_pipeline_stats(rec, st), -EINVAL);
-	CHECK_EQ(u.b[8], 0xAA); /* nothing written */
-	set_size(st, 16);
-	CHECK_OK(sp_recorder_pipeline_stats(rec, st));
-	CHECK(st->readers == 0 && st->workers == 0 && u.b[16] == 0xAA);
-	set_size(st, full + TAIL);
-	CHECK_OK(sp_recorder_pipeline_stats(rec, st));
-	CHECK_EQ(st->size, full + TAIL);
-	CHECK_EQ(st->jobs, 0);
-	for (i = full; i < full + TAIL; i++)
-		CHECK_EQ(u.b[i], 0xAA); /* a newer caller's fields: untouched */
+	check_output_sizes(fill_pipeline_stats, sizeof(*st), u.b, rec);
+	CHECK(st->readers == 0 && st->workers == 0 && st->jobs == 0);
+	/* The recording summary is sized the same way (it had no size once). */
+	check_output_sizes(fill_summary, sizeof(*sum), u.b, rec);
+	CHECK(sum->sample_events == 0 && sum->samples == 0);
+	CHECK_EQ(sum->fallbacks[SP_FALLBACK_COUNT - 1], 0);
+	/* And the JIT counters (their own struct, sized the same way). */
+	check_output_sizes(fill_jit_stats, sizeof(*js), u.b, rec);
+	CHECK(js->jitdump_files == 0 && js->names_lost == 0);
 	sp_recorder_close(rec);
 }
 
@@ -471,7 +515,7 @@ int main(void)
 	test_system();
 	test_recorder();
 	test_export();
-	test_pipeline_stats();
+	test_output_structs();
 	sp_snapshot_close(spool_snap);
 	free(spool_data);
 	snprintf(path, sizeof(path), "%s/uring.out", tmpdir);

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stackpulse/launch.h>
+
 #include "rec_util.h"
 #include "threads_env.h"
 
@@ -101,6 +103,7 @@ static void record_until_exit(struct sp_recorder *rec, struct rec_run *run,
 		exit(T_EXIT_FAIL);
 	}
 	CHECK_OK(sp_recorder_finish(rec));
+	run->summary.size = sizeof(run->summary);
 	sp_recorder_summary(rec, &run->summary);
 	sp_recorder_close(rec);
 	CHECK(WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0);
@@ -116,7 +119,7 @@ static void record_until_exit(struct sp_recorder *rec, struct rec_run *run,
 
 static int launch_reaped(void *ctx, int *status)
 {
-	int r = sp_launch_wait(ctx, true, status);
+	int r = sp_launch_try_wait(ctx, status);
 
 	CHECK_OK(r);
 	return r;
@@ -277,7 +280,8 @@ static struct elf_names *names_load(const char *path)
 		elf_end(elf);
 	}
 	close(fd);
-	qsort(n->syms, n->nsyms, sizeof(*n->syms), sym_cmp);
+	if (n->nsyms) /* an ELF without symbols: qsort(NULL) is undefined */
+		qsort(n->syms, n->nsyms, sizeof(*n->syms), sym_cmp);
 	return n;
 }
 

@@ -101,6 +101,7 @@ static const struct sp_logger sys_logger = { sys_log, NULL, SP_LOG_DEBUG };
 static inline struct sp_recorder *sys_open(struct rec_run *run,
 					   const struct sp_system_opts *so)
 {
+	static const struct sp_system_opts all = { .size = sizeof(all) };
 	struct sp_recorder_opts opts = { .size = sizeof(opts) };
 	struct sp_recorder *rec = NULL;
 	const char *dir = getenv("TMPDIR");
@@ -113,7 +114,8 @@ static inline struct sp_recorder *sys_open(struct rec_run *run,
 	opts.threads = test_threads();
 	snprintf(run->spool, sizeof(run->spool), "%s/sp-sys-%d.spool",
 		 dir && *dir ? dir : "/tmp", (int)getpid());
-	err = sp_recorder_open_system(run->spool, &opts, so, &rec);
+	opts.system = so ? so : &all;
+	err = sp_recorder_open(run->spool, &opts, &rec);
 	if (err == -EACCES || err == -EPERM) {
 		fprintf(stderr, "skip: system-wide perf events refused: %s\n",
 			sp_strerror(err));
@@ -142,6 +144,7 @@ static inline void sys_poll_for(struct sp_recorder *rec, long ms)
 static inline void sys_finish(struct sp_recorder *rec, struct rec_run *run)
 {
 	CHECK_OK(sp_recorder_finish(rec));
+	run->summary.size = sizeof(run->summary);
 	sp_recorder_summary(rec, &run->summary);
 	sp_recorder_close(rec);
 	CHECK_OK(sp_snapshot_open(run->spool, NULL, &run->snap));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The kernel text range from kallsyms text (src/engine/kernel_module.c). */
+/* The kernel text range from kallsyms text (src/engine/track/kernel_module.c). */
 
 /*
  * sp__kmod_read_range on crafted kallsyms files: the lower of _text and

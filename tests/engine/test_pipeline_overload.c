@@ -42,7 +42,7 @@ int main(void)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_pipeline_stats st = { .size = sizeof(st) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	pid_t pid = eng_spawn_workload(WL_THREADS_PATH, "30");
 	char path[64];

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stackpulse/launch.h>
 #include <stackpulse/recorder.h>
 #include <stackpulse/snapshot.h>
 
@@ -138,7 +139,7 @@ static void test_attach(enum sp_attach_mode mode)
 {
 	int fds = fd_count();
 	struct sp_recorder *rec = rec_open();
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	pid_t pid = spawn_busy();
 	int r = sp_recorder_attach(rec, pid, mode);
 
@@ -183,7 +184,7 @@ static void test_launch(void)
 	skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l));
-	while (sp_launch_wait(l, true, &status) == 0)
+	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 50, NULL));
 	CHECK(WIFEXITED(status));
 	CHECK_EQ_INT(WEXITSTATUS(status), 7);
@@ -202,7 +203,7 @@ static void test_launch_enoent(void)
 
 	CHECK_OK(sp_launch_suspended(argv[0], argv, NULL, &l));
 	CHECK_EQ_INT(sp_launch_resume(l), -ENOENT);
-	CHECK_EQ_INT(sp_launch_wait(l, false, &status), 1);
+	CHECK_EQ_INT(sp_launch_wait(l, &status), 1);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 127);
 	sp_launch_free(l);
 }

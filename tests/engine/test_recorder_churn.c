@@ -12,6 +12,7 @@
  * Re-attach: the same live process attached twice is SP_ALREADY_ATTACHED
  * and opens nothing new.
  */
+#include <stackpulse/launch.h>
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
@@ -74,16 +75,17 @@ static void test_exec_storm(void)
 	eng_skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l)); /* closes the launch's two pipes */
-	while (sp_launch_wait(l, true, &status) == 0)
+	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	settle(rec);
 	CHECK_OK(sp_recorder_finish(rec));
 	fprintf(stderr, "exec storm: tracked %zu, fds %d -> %d, rings %zu\n",
-		rec->procs.list.len, base, eng_fd_count(), rec->rings.len);
+		rec->procs.list.len, base, eng_fd_count(),
+		sp__rings_count(&rec->rings));
 	CHECK(rec->procs.list.len > 1); /* the execs' children were followed */
-	CHECK(rec->rings.len > 0);
-	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
+	CHECK(sp__rings_count(&rec->rings) > 0);
+	CHECK_EQ_INT(eng_fd_count(), base + (int)sp__rings_count(&rec->rings));
 	sp_recorder_close(rec);
 	/* Everything the recorder opened (epoll, spool, threads' fds). */
 	CHECK_EQ_INT(eng_fd_count(), before);

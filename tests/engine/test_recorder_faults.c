@@ -82,9 +82,10 @@ static void test_fork_storm(void)
 	CHECK_OK(sp_recorder_finish(rec));
 	fprintf(stderr,
 		"storm: tracked %zu processes, fds %d -> %d, rings %zu\n",
-		rec->procs.list.len, base, eng_fd_count(), rec->rings.len);
+		rec->procs.list.len, base, eng_fd_count(),
+		sp__rings_count(&rec->rings));
 	CHECK(rec->procs.list.len > 1); /* children were followed */
-	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
+	CHECK_EQ_INT(eng_fd_count(), base + (int)sp__rings_count(&rec->rings));
 	sp_recorder_close(rec);
 	/* Everything the recorder opened (epoll, spool, threads' fds). */
 	CHECK_EQ_INT(eng_fd_count(), before - 1); /* gate[1] was counted */
@@ -166,7 +167,7 @@ static void test_enospc(void)
 static int refused_run(void)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 	pid_t pid;

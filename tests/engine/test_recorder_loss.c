@@ -63,7 +63,7 @@ static void check_spool(pid_t pid, unsigned modules)
 int main(void)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_poll_summary ps;
 	struct sp_recorder *rec;
 	uint64_t polled_lost = 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stackpulse/launch.h>
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
@@ -76,7 +77,7 @@ static double record(struct sp_recorder *rec, struct orphan_run *run)
 	     i++) {
 		CHECK_OK(sp_recorder_poll(rec, 100, NULL));
 		if (!reaped)
-			reaped = sp_launch_wait(launch, true, &status);
+			reaped = sp_launch_try_wait(launch, &status);
 		CHECK(reaped >= 0);
 		cpu = child_cpu(run);
 	}
@@ -119,7 +120,7 @@ int main(void)
 	base = eng_fd_count();
 	cpu = record(rec, &run);
 	CHECK_OK(sp_recorder_finish(rec));
-	CHECK_EQ_INT(eng_fd_count(), base + (int)rec->rings.len);
+	CHECK_EQ_INT(eng_fd_count(), base + (int)sp__rings_count(&rec->rings));
 	sp_recorder_close(rec);
 	CHECK_OK(sp_snapshot_open(run.spool, NULL, &snap));
 	third = run.t_start + (run.t_end - run.t_start) * 2 / 3;

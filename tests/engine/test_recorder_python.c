@@ -10,6 +10,7 @@
 #include <glob.h>
 #include <string.h>
 
+#include <stackpulse/launch.h>
 #include <stackpulse/snapshot.h>
 
 #include "eng_util.h"
@@ -50,7 +51,7 @@ static int32_t record(char *const argv[])
 	eng_skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l));
-	while (sp_launch_wait(l, true, &status) == 0)
+	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	while (sp_recorder_active_process_count(rec) > 0)

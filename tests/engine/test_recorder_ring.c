@@ -56,7 +56,7 @@ static void check_sizing(void)
 static uint64_t ring_bytes(uint32_t hz, uint32_t stack, uint64_t samples)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec;
 	char path[64];
 	pid_t pid;

@@ -58,6 +58,16 @@ static void check_others(const struct rec_run *run, const int32_t *pids)
 	CHECK(sys_count(run, (int32_t)getpid()) > 0);
 }
 
+/* A system-mode open with default recorder options. */
+static int open_system(const char *path, const struct sp_system_opts *so,
+		       struct sp_recorder **out)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+
+	o.system = so;
+	return sp_recorder_open(path, &o, out);
+}
+
 static void check_contract(void)
 {
 	struct sp_system_opts bad = { .size = sizeof(bad) };
@@ -67,30 +77,20 @@ static void check_contract(void)
 	struct rec_run run;
 
 	bad.npids = 1;
-	CHECK_EQ_INT(sp_recorder_open_system("/nonexistent/x", NULL, &bad,
-					     &rec),
-		     -EINVAL);
+	CHECK_EQ_INT(open_system("/nonexistent/x", &bad, &rec), -EINVAL);
 	bad.pids = &zero;
-	CHECK_EQ_INT(sp_recorder_open_system("/nonexistent/x", NULL, &bad,
-					     &rec),
-		     -EINVAL);
+	CHECK_EQ_INT(open_system("/nonexistent/x", &bad, &rec), -EINVAL);
 	bad.npids = 0;
 	bad.comms = &empty;
 	bad.ncomms = 1;
-	CHECK_EQ_INT(sp_recorder_open_system("/nonexistent/x", NULL, &bad,
-					     &rec),
-		     -EINVAL);
+	CHECK_EQ_INT(open_system("/nonexistent/x", &bad, &rec), -EINVAL);
 	bad.ncomms = 0;
 	bad.flags = 0x80;
-	CHECK_EQ_INT(sp_recorder_open_system("/nonexistent/x", NULL, &bad,
-					     &rec),
-		     -EINVAL);
+	CHECK_EQ_INT(open_system("/nonexistent/x", &bad, &rec), -EINVAL);
 	/* Not a cgroup: fails before the spool file is created. */
 	bad.flags = 0;
 	bad.cgroup_path = "/tmp";
-	CHECK_EQ_INT(sp_recorder_open_system("/nonexistent/x", NULL, &bad,
-					     &rec),
-		     -EINVAL);
+	CHECK_EQ_INT(open_system("/nonexistent/x", &bad, &rec), -EINVAL);
 	CHECK(rec == NULL);
 	rec = sys_open(&run, NULL);
 	CHECK(sp__procs_find(&rec->procs, 2) == NULL);

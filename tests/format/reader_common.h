@@ -16,6 +16,11 @@
 
 #include "check.h"
 
+/* A struct sp_sink_opts of the fields given (a compound literal). */
+#define SINK_OPTS(...)                                                         \
+	(&(struct sp_sink_opts){ .size = sizeof(struct sp_sink_opts),          \
+				 __VA_ARGS__ })
+
 /*
  * gen_recording() drives a writer with a deterministic pseudo-random
  * sequence of calls (several processes and threads, user and kernel
@@ -395,7 +400,8 @@ static inline struct sp_writer *mem_writer(int zstd, size_t chunk,
 	CHECK_OK(sp_sink_new_memory(NULL, &sink));
 	*mem = sink;
 	if (zstd) {
-		CHECK_OK(sp_sink_new_zstd(sink, 1, NULL, &z));
+		CHECK_OK(
+			sp_sink_new_zstd(sink, SINK_OPTS(.zstd_level = 1), &z));
 		sink = z;
 	}
 	CHECK_OK(sp_writer_new(sink, &o, &w));

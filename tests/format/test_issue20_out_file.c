@@ -143,7 +143,7 @@ static void test_uring_new_file(void)
 
 	put_file(at("u"), "OLD-OLD-OLD", 0644);
 	CHECK(link(at("u"), at("u2")) == 0);
-	CHECK_OK(sp_sink_open_uring(at("u"), NULL, NULL, &s));
+	CHECK_OK(sp_sink_open_uring(at("u"), NULL, &s));
 	CHECK_OK(sp_sink_write(s, "uring", 5));
 	CHECK_OK(sp_sink_flush(s));
 	CHECK_OK(sp_sink_finish(s));
@@ -175,12 +175,12 @@ static void test_char_devices(void)
 
 	/* The threaded recorder's sink: datasync skipped on a device too. */
 	{
-		struct sp_sink_uring_opts o = {
+		struct sp_sink_opts o = {
 			.size = sizeof(o),
 			.flags = SP_SINK_URING_DATASYNC,
 		};
 
-		CHECK_OK(sp_sink_open_uring(at("null"), &o, NULL, &s));
+		CHECK_OK(sp_sink_open_uring(at("null"), &o, &s));
 		CHECK_OK(sp_sink_write(s, "abc", 3));
 		CHECK_OK(sp_sink_flush(s));
 		sp_sink_free(s);
@@ -267,8 +267,7 @@ static void test_symlinks(void)
 		fprintf(stderr, "not root: planted-link case skipped\n");
 	} else {
 		CHECK_EQ_INT(sp_sink_open_file(link_path, NULL, &s), -ELOOP);
-		CHECK_EQ_INT(sp_sink_open_uring(link_path, NULL, NULL, &s),
-			     -ELOOP);
+		CHECK_EQ_INT(sp_sink_open_uring(link_path, NULL, &s), -ELOOP);
 		CHECK_EQ_INT(sp_sink_open_file(chain, NULL, &s), -ELOOP);
 		expect_file(at("victim"), "SECRET");
 		expect_link(link_path);

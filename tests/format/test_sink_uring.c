@@ -37,10 +37,11 @@
 
 #include "format/reader_common.h"
 
-_Static_assert(sizeof(struct sp_sink_uring_opts) == 40,
-	       "struct sp_sink_uring_opts is ABI");
-_Static_assert(offsetof(struct sp_sink_uring_opts, flags) == 32,
-	       "struct sp_sink_uring_opts is ABI");
+_Static_assert(sizeof(struct sp_sink_opts) == 48, "struct sp_sink_opts is ABI");
+_Static_assert(offsetof(struct sp_sink_opts, flags) == 24,
+	       "struct sp_sink_opts is ABI");
+_Static_assert(offsetof(struct sp_sink_opts, uring_buf_size) == 40,
+	       "struct sp_sink_opts is ABI");
 
 #define CHUNK (16 * 1024)
 
@@ -125,7 +126,8 @@ static struct sp_writer *writer_on(struct sp_sink *sink, int zstd)
 	o.sample_interval_us = 1000;
 	o.chunk_size = CHUNK;
 	if (zstd) {
-		CHECK_OK(sp_sink_new_zstd(sink, 1, NULL, &z));
+		CHECK_OK(
+			sp_sink_new_zstd(sink, SINK_OPTS(.zstd_level = 1), &z));
 		sink = z;
 	}
 	CHECK_OK(sp_writer_new(sink, &o, &w));
@@ -146,17 +148,17 @@ static void check_same_file(const char *a, const char *b)
 
 static void test_roundtrip(uint32_t flags, int zstd, size_t buf_size)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o) };
+	struct sp_sink_opts o = { .size = sizeof(o) };
 	const char *path = tmp_path("uring.spool");
 	struct recording *rec, *ref;
 	struct sp_sink *sink, *mem;
 	struct sp_writer *w;
 	int rings;
 
-	o.queue_depth = 4;
-	o.buf_size = buf_size;
+	o.uring_queue_depth = 4;
+	o.uring_buf_size = buf_size;
 	o.flags = flags | SP_SINK_URING_DATASYNC;
-	CHECK_OK(sp_sink_open_uring(path, &o, NULL, &sink));
+	CHECK_OK(sp_sink_open_uring(path, &o, &sink));
 	count_fds(&rings);
 	if (uring_enabled())
 		CHECK_EQ_INT(rings, (flags & SP_SINK_URING_PWRITE) ? 0 : 1);
@@ -278,7 +280,7 @@ static void check_prefix(const char *path, const struct reference *ref,
 
 static void test_fsize(uint32_t flags, int zstd)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o) };
+	struct sp_sink_opts o = { .size = sizeof(o) };
 	const char *path = tmp_path("fsize.spool");
 	struct rlimit saved, rl;
 	struct sp_writer *w;
@@ -292,10 +294,10 @@ static void test_fsize(uint32_t flags, int zstd)
 	CHECK_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
 	rl = saved;
 	rl.rlim_cur = ref->len / 3 + 1234;
-	o.buf_count = 4;
-	o.buf_size = 32 * 1024;
+	o.uring_buf_count = 4;
+	o.uring_buf_size = 32 * 1024;
 	o.flags = flags;
-	CHECK_OK(sp_sink_open_uring(path, &o, NULL, &sink));
+	CHECK_OK(sp_sink_open_uring(path, &o, &sink));
 	w = writer_on(sink, zstd);
 	CHECK_EQ(setrlimit(RLIMIT_FSIZE, &rl), 0);
 	for (i = 0; i < FS_SAMPLES; i++) {
@@ -359,7 +361,7 @@ static void fail_free(void *ctx, void *ptr, size_t size)
 
 static void test_alloc(uint32_t flags)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o), .flags = flags };
+	struct sp_sink_opts o = { .size = sizeof(o), .flags = flags };
 	const char *path = tmp_path("alloc.spool");
 	struct failing f = { 0 };
 	struct sp_allocator a = { fail_alloc, fail_free, &f };
@@ -369,10 +371,11 @@ static void test_alloc(uint32_t flags)
 	char buf[1000];
 
 	memset(buf, 'x', sizeof(buf));
+	o.allocator = &a;
 	fds = count_fds(&rings);
 	for (n = 1;; n++) {
 		f = (struct failing){ .fail_at = n };
-		err = sp_sink_open_uring(path, &o, &a, &sink);
+		err = sp_sink_open_uring(path, &o, &sink);
 		if (err) {
 			CHECK_EQ_INT(err, -ENOMEM);
 			CHECK(f.failed);
@@ -399,7 +402,7 @@ static void test_alloc(uint32_t flags)
 
 static void test_fd(uint32_t flags)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o), .flags = flags };
+	struct sp_sink_opts o = { .size = sizeof(o), .flags = flags };
 	const char *path = tmp_path("fd.bin");
 	static char data[300000];
 	struct sp_sink *sink;
@@ -412,7 +415,7 @@ static void test_fd(uint32_t flags)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	CHECK_EQ(write(fd, "PREFIX", 6), 6);
-	CHECK_OK(sp_sink_new_uring_fd(fd, 0, &o, NULL, &sink));
+	CHECK_OK(sp_sink_new_uring_fd(fd, &o, &sink));
 	/* Odd sizes, one bigger than a default buffer. */
 	CHECK_OK(sp_sink_write(sink, data, 1000));
 	CHECK_OK(sp_sink_write(sink, data + 1000, 150000));
@@ -430,36 +433,35 @@ static void test_fd(uint32_t flags)
 	free(got);
 
 	CHECK_EQ(pipe(p), 0);
-	CHECK_EQ_INT(sp_sink_new_uring_fd(p[1], 0, &o, NULL, &sink), -ESPIPE);
+	CHECK_EQ_INT(sp_sink_new_uring_fd(p[1], &o, &sink), -ESPIPE);
 	close(p[0]);
 	close(p[1]);
 	fd = open(path, O_WRONLY | O_APPEND);
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, 0, &o, NULL, &sink), -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, &o, &sink), -EINVAL);
 	close(fd);
 }
 
 static void test_bad_opts(void)
 {
-	struct sp_sink_uring_opts o = { .size = sizeof(o) };
+	struct sp_sink_opts o = { .size = sizeof(o) };
 	struct sp_sink *sink;
 	int fd = open(tmp_path("bad.bin"), O_WRONLY | O_CREAT, 0644);
 
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(sp_sink_new_uring_fd(-1, 0, NULL, NULL, &sink), -EINVAL);
-	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, 0x80, NULL, NULL, &sink),
-		     -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_uring_fd(-1, NULL, &sink), -EINVAL);
+	o.flags = 0x80;
+	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, &o, &sink), -EINVAL);
 	o.flags = 0x100;
-	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, 0, &o, NULL, &sink), -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, &o, &sink), -EINVAL);
 	o.flags = 0;
-	o.queue_depth = 5000;
-	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, 0, &o, NULL, &sink), -EINVAL);
-	o.queue_depth = 0;
+	o.uring_queue_depth = 5000;
+	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, &o, &sink), -EINVAL);
+	o.uring_queue_depth = 0;
 	o.size = 4;
-	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, 0, &o, NULL, &sink), -EINVAL);
-	CHECK_EQ_INT(sp_sink_open_uring(NULL, NULL, NULL, &sink), -EINVAL);
-	CHECK_EQ_INT(sp_sink_open_uring("/nonexistent/dir/x", NULL, NULL,
-					&sink),
+	CHECK_EQ_INT(sp_sink_new_uring_fd(fd, &o, &sink), -EINVAL);
+	CHECK_EQ_INT(sp_sink_open_uring(NULL, NULL, &sink), -EINVAL);
+	CHECK_EQ_INT(sp_sink_open_uring("/nonexistent/dir/x", NULL, &sink),
 		     -ENOENT);
 	close(fd);
 }
@@ -500,7 +502,7 @@ static void fallback_child(void)
 {
 	struct log_seen seen = { 0 };
 	struct sp_logger logger = { log_cb, &seen, SP_LOG_WARN };
-	struct sp_sink_uring_opts o = { .size = sizeof(o), .logger = &logger };
+	struct sp_sink_opts o = { .size = sizeof(o), .logger = &logger };
 	const char *path = tmp_path("fallback.spool");
 	struct recording *rec;
 	struct sp_writer *w;
@@ -509,7 +511,7 @@ static void fallback_child(void)
 
 	if (deny_io_uring())
 		exit(T_EXIT_SKIP);
-	CHECK_OK(sp_sink_open_uring(path, &o, NULL, &sink));
+	CHECK_OK(sp_sink_open_uring(path, &o, &sink));
 	CHECK_EQ_INT(seen.warnings, 1);
 	CHECK(strstr(seen.last, "io_uring unavailable") != NULL);
 	count_fds(&rings);

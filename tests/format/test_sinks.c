@@ -13,6 +13,11 @@
 
 #include "check.h"
 
+/* A struct sp_sink_opts of the fields given (a compound literal). */
+#define SINK_OPTS(...)                                                         \
+	(&(struct sp_sink_opts){ .size = sizeof(struct sp_sink_opts),          \
+				 __VA_ARGS__ })
+
 /* An accounting allocator: outstanding bytes must return to 0. */
 struct counting {
 	size_t live;
@@ -60,7 +65,7 @@ static void test_memory(void)
 	uint8_t *ref = malloc(1 << 20), chunk[3000];
 	int i;
 
-	CHECK_OK(sp_sink_new_memory(&a, &s));
+	CHECK_OK(sp_sink_new_memory(SINK_OPTS(.allocator = &a), &s));
 	CHECK_OK(sp_sink_memory_data(s, &data, &len));
 	CHECK_EQ(len, 0);
 	for (i = 0; i < 300; i++) {
@@ -103,13 +108,14 @@ static void test_fd_pipe(void)
 	uint8_t *big = malloc(100000), *back = malloc(100000);
 	size_t got;
 
-	CHECK_EQ_INT(sp_sink_new_fd(-1, 0, NULL, &s), -EINVAL);
-	CHECK_EQ_INT(sp_sink_new_fd(0, 0x100, NULL, &s), -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_fd(-1, NULL, &s), -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_fd(0, SINK_OPTS(.flags = 0x100), &s), -EINVAL);
 	CHECK_EQ(pipe(p), 0);
 	CHECK_EQ(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
 	CHECK_EQ(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
 	fill(big, 100000, 5);
-	CHECK_OK(sp_sink_new_fd(p[1], SP_SINK_CLOSE_FD, NULL, &s));
+	CHECK_OK(
+		sp_sink_new_fd(p[1], SINK_OPTS(.flags = SP_SINK_CLOSE_FD), &s));
 	/*
 	 * The pipe holds 64 KiB: the write fails half-way with EAGAIN. The
 	 * retry of the same chunk must continue where it stopped.
@@ -159,7 +165,7 @@ static void test_file(void)
 
 	/* Without SP_SINK_CLOSE_FD the descriptor stays open. */
 	dup_fd = open("/dev/null", O_WRONLY);
-	CHECK_OK(sp_sink_new_fd(dup_fd, 0, NULL, &s));
+	CHECK_OK(sp_sink_new_fd(dup_fd, NULL, &s));
 	CHECK_OK(sp_sink_write(s, buf, 10));
 	sp_sink_free(s);
 	CHECK(fcntl(dup_fd, F_GETFD) >= 0);
@@ -290,8 +296,9 @@ static void zstd_roundtrip(int level, size_t *compressed)
 	const void *data;
 	int i;
 
-	CHECK_OK(sp_sink_new_memory(&a, &inner));
-	CHECK_OK(sp_sink_new_zstd(inner, level, &a, &z));
+	CHECK_OK(sp_sink_new_memory(SINK_OPTS(.allocator = &a), &inner));
+	CHECK_OK(sp_sink_new_zstd(
+		inner, SINK_OPTS(.allocator = &a, .zstd_level = level), &z));
 	for (i = 0; i < 40; i++) {
 		n = (size_t)(i * 977) % 20000 + 1;
 		fill(ref + total, n, (uint32_t)i);
@@ -326,11 +333,18 @@ static void test_zstd_levels(void)
 	CHECK_EQ(l0, l3); /* level 0 means 3 */
 	zstd_roundtrip(-5, &l0);
 	/* Bad levels and NULL inner: -EINVAL, and the inner sink is freed. */
-	CHECK_OK(sp_sink_new_memory(&a, &inner));
-	CHECK_EQ_INT(sp_sink_new_zstd(inner, 1000, &a, &z), -EINVAL);
+	CHECK_OK(sp_sink_new_memory(SINK_OPTS(.allocator = &a), &inner));
+	CHECK_EQ_INT(
+		sp_sink_new_zstd(inner,
+				 SINK_OPTS(.allocator = &a, .zstd_level = 1000),
+				 &z),
+		-EINVAL);
 	CHECK(z == NULL);
 	CHECK_EQ(cnt.live, 0);
-	CHECK_EQ_INT(sp_sink_new_zstd(NULL, 3, &a, &z), -EINVAL);
+	CHECK_EQ_INT(sp_sink_new_zstd(
+			     NULL, SINK_OPTS(.allocator = &a, .zstd_level = 3),
+			     &z),
+		     -EINVAL);
 }
 
 /* zstd over a failing inner sink: the refused frame is re-sent, not doubled. */
@@ -343,7 +357,7 @@ static void test_zstd_retry(void)
 
 	fill(ref, sizeof(ref), 3);
 	CHECK_OK(sp_sink_new_callback(&cb_ops, &c, NULL, &inner));
-	CHECK_OK(sp_sink_new_zstd(inner, 0, NULL, &z));
+	CHECK_OK(sp_sink_new_zstd(inner, NULL, &z));
 	CHECK_OK(sp_sink_write(z, ref, 10000));
 	c.fail_next = true;
 	CHECK_EQ_INT(sp_sink_write(z, ref + 10000, 20000), -EIO);
@@ -369,7 +383,7 @@ static void test_zstd_writer(void)
 	int i;
 
 	CHECK_OK(sp_sink_new_memory(NULL, &inner));
-	CHECK_OK(sp_sink_new_zstd(inner, 0, NULL, &z));
+	CHECK_OK(sp_sink_new_zstd(inner, NULL, &z));
 	CHECK_OK(sp_writer_new(z, &o, &w));
 	CHECK_OK(sp_sink_new_memory(NULL, &mem));
 	CHECK_OK(sp_writer_new(mem, NULL, &ref));

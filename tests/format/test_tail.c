@@ -7,6 +7,11 @@
 
 #include "format/reader_common.h"
 
+/* A struct sp_sink_opts of the fields given (a compound literal). */
+#define SINK_OPTS(...)                                                         \
+	(&(struct sp_sink_opts){ .size = sizeof(struct sp_sink_opts),          \
+				 __VA_ARGS__ })
+
 /*
  * Small files are written byte for byte (V2/V3 of §11) and grown by
  * appending; bigger ones come from the writer, either through a memory
@@ -353,7 +358,7 @@ static void test_discard_zstd(void)
 	int err, i;
 
 	CHECK_OK(sp_sink_open_file(path, NULL, &file));
-	CHECK_OK(sp_sink_new_zstd(file, 1, NULL, &z));
+	CHECK_OK(sp_sink_new_zstd(file, SINK_OPTS(.zstd_level = 1), &z));
 	CHECK_OK(sp_writer_new(z, &o, &w));
 	write_samples(w, 0, 20000);
 	t = open_tail(path, SP_READER_OWNS_FILE);

@@ -6,6 +6,11 @@
 
 #include "fuzz_spool.h"
 
+/* A struct sp_sink_opts of the fields given (a compound literal). */
+#define SINK_OPTS(...)                                                         \
+	(&(struct sp_sink_opts){ .size = sizeof(struct sp_sink_opts),          \
+				 __VA_ARGS__ })
+
 /*
  * Program: byte 0 picks the chunk size (small, so records straddle chunk
  * boundaries), byte 1 optionally a tiny id_limit, then one op per byte
@@ -481,7 +486,7 @@ static void run_plain(const uint8_t *data, size_t size, uint64_t fail_at,
 
 	fuzz_alloc_init(&a, fail_at);
 	memset(out, 0, sizeof(*out));
-	if (sp_sink_new_memory(&a.hook, &sink) == 0)
+	if (sp_sink_new_memory(SINK_OPTS(.allocator = &a.hook), &sink) == 0)
 		run_prog(data, size, sink, sink, &a, out);
 	FUZZ_CHECK(a.outstanding == 0);
 }
@@ -495,8 +500,12 @@ static void run_zstd(const uint8_t *data, size_t size, struct outcome *out)
 
 	fuzz_alloc_init(&a, 0);
 	memset(out, 0, sizeof(*out));
-	FUZZ_CHECK(sp_sink_new_memory(&a.hook, &mem_sink) == 0);
-	FUZZ_CHECK(sp_sink_new_zstd(mem_sink, 1, &a.hook, &sink) == 0);
+	FUZZ_CHECK(sp_sink_new_memory(SINK_OPTS(.allocator = &a.hook),
+				      &mem_sink) == 0);
+	FUZZ_CHECK(sp_sink_new_zstd(mem_sink,
+				    SINK_OPTS(.allocator = &a.hook,
+					      .zstd_level = 1),
+				    &sink) == 0);
 	run_prog(data, size, sink, mem_sink, &a, out);
 	FUZZ_CHECK(a.outstanding == 0);
 	/* out->bytes is the compressed stream: decompress it for comparison. */

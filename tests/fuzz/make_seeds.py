@@ -187,7 +187,8 @@ def writer_spool(lib, seed, nsamples, zstd, chunk):
     assert lib.sp_sink_new_memory(None, ctypes.byref(mem)) == 0
     sink = vp(mem.value)
     if zstd:
-        assert lib.sp_sink_new_zstd(mem, 3, None, ctypes.byref(sink)) == 0
+        # NULL options: the default level, 3.
+        assert lib.sp_sink_new_zstd(mem, None, ctypes.byref(sink)) == 0
     opts = WriterOpts(ctypes.sizeof(WriterOpts), None, 1700000000000000,
                       1000, chunk, 0)
     assert lib.sp_writer_new(sink, ctypes.byref(opts), ctypes.byref(w)) == 0
@@ -248,8 +249,8 @@ def writer_seeds(libpath):
     lib.sp_writer_module.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.sp_writer_finish.argtypes = [ctypes.c_void_p]
     lib.sp_writer_free.argtypes = [ctypes.c_void_p]
-    lib.sp_sink_new_zstd.argtypes = [ctypes.c_void_p, ctypes.c_int,
-                                     ctypes.c_void_p, ctypes.c_void_p]
+    lib.sp_sink_new_zstd.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_void_p]
     lib.sp_writer_new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.sp_sink_memory_data.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                         ctypes.c_void_p]
@@ -269,7 +270,8 @@ def zstd_of(lib, data):
     vp = ctypes.c_void_p
     mem, z = vp(), vp()
     assert lib.sp_sink_new_memory(None, ctypes.byref(mem)) == 0
-    assert lib.sp_sink_new_zstd(mem, 3, None, ctypes.byref(z)) == 0
+    # NULL options: the default level, 3.
+    assert lib.sp_sink_new_zstd(mem, None, ctypes.byref(z)) == 0
     lib.sp_sink_write.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t]
     assert lib.sp_sink_write(z, data, len(data)) == 0
     out, length = vp(), ctypes.c_size_t()

@@ -79,7 +79,8 @@ static void report(const char *what, const struct jit_run *run)
 static void finish(struct sp_recorder *rec, struct jit_run *run)
 {
 	CHECK_OK(sp_recorder_finish(rec));
-	sp_recorder_summary(rec, &run->sum);
+	run->sum.size = sizeof(run->sum);
+	CHECK_OK(sp_recorder_summary(rec, &run->sum));
 	run->js.size = sizeof(run->js);
 	CHECK_OK(sp_recorder_jit_stats(rec, &run->js));
 	sp_recorder_close(rec);
@@ -120,7 +121,7 @@ void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run)
 	skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l));
-	while (sp_launch_wait(l, true, &status) == 0)
+	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "%s exited with status %#x\n", argv[0], status);

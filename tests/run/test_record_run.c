@@ -81,7 +81,7 @@ static void check_no_children(void)
 
 static uint64_t samples(struct sp_recorder *rec)
 {
-	struct sp_recording_summary s;
+	struct sp_recording_summary s = { .size = sizeof(s) };
 
 	sp_recorder_summary(rec, &s);
 	return s.samples;

@@ -225,7 +225,7 @@ static int open_output(const struct export_args *a, struct sp_sink **sink)
 	if (a->out)
 		err = sp_sink_open_file_atomic(a->out, NULL, sink);
 	else
-		err = sp_sink_new_fd(STDOUT_FILENO, 0, NULL, sink);
+		err = sp_sink_new_fd(STDOUT_FILENO, NULL, sink);
 	if (err < 0) {
 		spulse_report_error(a->out ? a->out : "<stdout>", err, NULL);
 		return SPULSE_EXIT_DATA;

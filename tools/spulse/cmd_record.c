@@ -20,7 +20,7 @@
  * (the library writes an unnamed file until the first poll); the previous
  * FILE is kept as FILE.old.
  *
- * `-a` records the whole machine instead (sp_recorder_open_system): every
+ * `-a` records the whole machine instead (a system-mode recorder): every
  * process, or those that pass --pid / --comm / --cgroup. It ends on a
  * signal or after --duration, or when a command given after -- exits (the
  * command then runs unattached: the CPU events already see it).
@@ -40,6 +40,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <stackpulse/launch.h>
 
 #include "args.h"
 #include "rec_errors.h"
@@ -511,7 +513,7 @@ static int attach_pids(struct record_state *st, const struct record_opts *o)
 /* The live line: "spulse record: 12345 samples, 999/s, 0 lost". */
 static void show_progress(struct record_state *st, uint64_t now)
 {
-	struct sp_recording_summary sum;
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	double dt = (double)(now - st->last_progress_ns) * 1e-9;
 
 	sp_recorder_summary(st->rec, &sum);
@@ -531,7 +533,7 @@ static bool targets_done(struct record_state *st)
 {
 	if (st->launch) {
 		if (!st->cmd_done &&
-		    sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+		    sp_launch_try_wait(st->launch, &st->cmd_status) == 1)
 			st->cmd_done = true;
 		return st->cmd_done;
 	}
@@ -579,12 +581,12 @@ static bool wait_command(struct record_state *st, int ms, sig_atomic_t seen)
 	int waited;
 
 	for (waited = 0; waited < ms && stop_requests == seen; waited += 10) {
-		if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1)
+		if (sp_launch_try_wait(st->launch, &st->cmd_status) == 1)
 			return st->cmd_done = true;
 		nanosleep(&nap, NULL);
 	}
-	return st->cmd_done =
-		       sp_launch_wait(st->launch, true, &st->cmd_status) == 1;
+	st->cmd_done = sp_launch_try_wait(st->launch, &st->cmd_status) == 1;
+	return st->cmd_done;
 }
 
 /* "spulse record: CMD (pid N) MSG" */
@@ -612,7 +614,7 @@ static void reap_command(struct record_state *st, const char *cmd,
 
 	if (!st->launch || st->cmd_done)
 		return;
-	if (sp_launch_wait(st->launch, true, &st->cmd_status) == 1) {
+	if (sp_launch_try_wait(st->launch, &st->cmd_status) == 1) {
 		st->cmd_done = true;
 		return;
 	}
@@ -724,7 +726,7 @@ static void print_summary(const struct record_state *st, const char *out)
 		"dwarf_no_frame_pointer",
 		"other_unwind_format"
 	};
-	struct sp_recording_summary s;
+	struct sp_recording_summary s = { .size = sizeof(s) };
 	uint64_t other[SP_SAMPLE_ERR_COUNT];
 	size_t i;
 
@@ -778,6 +780,7 @@ static int exit_status(const struct record_state *st)
 static int open_system(struct record_state *st, struct record_opts *o)
 {
 	struct sp_system_opts so = { .size = sizeof(so) };
+	struct sp_recorder_opts ro;
 	const char *comms[MAX_COMMS];
 	int i;
 
@@ -796,7 +799,9 @@ static int open_system(struct record_state *st, struct record_opts *o)
 		record_error("no such cgroup", o->cgroup, -errno);
 		return 1;
 	}
-	return sp_recorder_open_system(o->out, &o->rec, &so, &st->rec);
+	ro = o->rec;
+	ro.system = &so;
+	return sp_recorder_open(o->out, &ro, &st->rec);
 }
 
 static uint64_t wall_clock_us(void)
@@ -862,7 +867,12 @@ int spulse_cmd_record(int argc, char **argv)
 	install_handlers();
 	status = start_targets(&st, &o);
 	err = status < 0 ? record_loop(&st, &o) : 0;
-	seen = stop_requests;
+	/*
+	 * The first stop request is the one that ended the loop; a second
+	 * one that arrived before the loop noticed the first (a quick double
+	 * Ctrl-C) still counts as "again".
+	 */
+	seen = stop_requests ? 1 : 0;
 	if (err < 0)
 		record_error("recording failed", NULL, err);
 	if (st.rec && status < 0) {

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* The unwinder pool: a window of sample jobs unwound by worker threads. */
+
+/*
+ * Wake-ups cost a futex system call only when the other side sleeps: a
+ * worker announces itself in @sleepers before it re-checks and sleeps, the
+ * sequencer bumps @pub_word after publishing and wakes one worker only if
+ * someone announced itself. Completion works the same way with
+ * @seq_waiting. Nothing spins: an idle pool is asleep.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pool.h"
+#include "qsample.h"
+#include "unwind_jit.h"
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
+{
+	const struct sp__qsample *s = job->s;
+	const unsigned char *stack = sp__qsample_stack(s);
+	uint64_t sp = 0;
+	int n = 0;
+
+	sp_regs_get(&s->regs, SP_REG_SP, &sp); /* checked by user_prepare */
+	if (job->unwind)
+		n = sp__unwinder_unwind_jit(unwinder, &s->regs, stack,
+					    (size_t)s->stack_len, sp, job->maps,
+					    job->nmaps, job->jit_index,
+					    job->time, job->frames + job->nk,
+					    job->cap - job->nk, job->stats);
+	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
+}
+
+static void run(struct sp__pool *p, uint64_t claim)
+{
+	uint64_t pos = p->work[claim & (SP__JOBS - 1)];
+	struct sp__job *job = &p->jobs[pos & (SP__JOBS - 1)];
+
+	sp__job_unwind(p->unwinder, job);
+	atomic_store(&job->done, 1);
+	atomic_fetch_add(&p->done_word, 1);
+	if (atomic_load(&p->seq_waiting))
+		futex_wake(&p->done_word, 1);
+}
+
+static void *worker_main(void *arg)
+{
+	struct sp__pool *p = arg;
+
+	for (;;) {
+		uint32_t seen = atomic_load(&p->pub_word);
+		uint64_t c = atomic_load(&p->claimed);
+
+		if (c < atomic_load(&p->published)) {
+			if (atomic_compare_exchange_weak(&p->claimed, &c,
+							 c + 1))
+				run(p, c);
+			continue;
+		}
+		if (atomic_load(&p->stop))
+			break;
+		atomic_fetch_add(&p->sleepers, 1);
+		if (atomic_load(&p->pub_word) == seen && !atomic_load(&p->stop))
+			futex_wait(&p->pub_word, seen);
+		atomic_fetch_sub(&p->sleepers, 1);
+	}
+	return NULL;
+}
+
+int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
+		  struct sp_unwinder *unwinder, unsigned nthreads,
+		  size_t job_frames)
+{
+	unsigned i;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->mem = mem;
+	p->unwinder = unwinder;
+	p->nthreads = nthreads;
+	p->job_frames = job_frames;
+	p->jobs = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->jobs));
+	p->frames =
+		sp__mem_calloc(mem, SP__JOBS * job_frames, sizeof(*p->frames));
+	p->work = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->work));
+	p->threads = sp__mem_calloc(mem, nthreads, sizeof(*p->threads));
+	if (!p->jobs || !p->frames || !p->work || !p->threads)
+		return -ENOMEM;
+	for (i = 0; i < SP__JOBS; i++) {
+		p->jobs[i].frames = p->frames + i * job_frames;
+		p->jobs[i].cap = job_frames;
+	}
+	for (i = 0; i < nthreads; i++) {
+		err = pthread_create(&p->threads[i], NULL, worker_main, p);
+		if (err)
+			return -err;
+		pthread_setname_np(p->threads[i], "sp-unwind"); /* top, ps */
+		p->started++;
+	}
+	return 0;
+}
+
+void sp__pool_stop(struct sp__pool *p)
+{
+	unsigned i;
+
+	atomic_store(&p->stop, true);
+	atomic_fetch_add(&p->pub_word, 1);
+	futex_wake(&p->pub_word, (int)p->started);
+	for (i = 0; i < p->started; i++)
+		pthread_join(p->threads[i], NULL);
+	p->started = 0;
+}
+
+void sp__pool_fini(struct sp__pool *p)
+{
+	sp__pool_stop(p);
+	if (p->jobs)
+		sp__mem_free(p->mem, p->jobs, SP__JOBS * sizeof(*p->jobs));
+	if (p->frames)
+		sp__mem_free(p->mem, p->frames,
+			     SP__JOBS * p->job_frames * sizeof(*p->frames));
+	if (p->work)
+		sp__mem_free(p->mem, p->work, SP__JOBS * sizeof(*p->work));
+	if (p->threads)
+		sp__mem_free(p->mem, p->threads,
+			     p->nthreads * sizeof(*p->threads));
+	memset(p, 0, sizeof(*p));
+}
+
+bool sp__pool_full(const struct sp__pool *p)
+{
+	return p->tail - p->head == SP__JOBS;
+}
+
+struct sp__job *sp__pool_reserve(struct sp__pool *p)
+{
+	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
+
+	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
+	memset(&job->own, 0, sizeof(job->own));
+	job->stats = &job->own;
+	job->block = NULL;
+	job->ver = NULL;
+	return job;
+}
+
+void sp__pool_dispatch(struct sp__pool *p)
+{
+	uint64_t n = atomic_load_explicit(&p->published, memory_order_relaxed);
+
+	/* At most SP__JOBS jobs are in flight, so entry n is free. */
+	p->work[n & (SP__JOBS - 1)] = p->tail++;
+	atomic_store(&p->published, n + 1);
+	atomic_fetch_add(&p->pub_word, 1);
+	if (atomic_load(&p->sleepers))
+		futex_wake(&p->pub_word, 1);
+}
+
+void sp__pool_dispatch_done(struct sp__pool *p)
+{
+	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
+
+	sp__job_unwind(p->unwinder, job);
+	atomic_store(&job->done, 1);
+	p->tail++; /* never listed for the workers */
+}
+
+struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
+{
+	struct sp__job *job;
+	uint32_t seen;
+
+	if (p->head == p->tail)
+		return NULL;
+	job = &p->jobs[p->head & (SP__JOBS - 1)];
+	while (!atomic_load(&job->done)) {
+		if (!wait)
+			return NULL;
+		seen = atomic_load(&p->done_word);
+		atomic_store(&p->seq_waiting, true);
+		if (!atomic_load(&job->done))
+			futex_wait(&p->done_word, seen);
+		atomic_store(&p->seq_waiting, false);
+	}
+	return job;
+}
+
+void sp__pool_pop(struct sp__pool *p)
+{
+	p->head++;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The unwinder pool: a window of sample jobs unwound by worker threads. */
+#ifndef SP_ENGINE_POOL_H
+#define SP_ENGINE_POOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <stackpulse/unwind.h>
+
+#include "mem.h"
+
+/* Kernel callchain frames kept per sample (perf caps the chain at 127). */
+#define SP__KERNEL_FRAMES 1024u
+#define SP__JOBS 128u /* jobs in flight, a power of two */
+
+struct sp__jit_index;
+struct sp__jit_snap;
+struct sp__mver;
+struct sp__qsample;
+
+/*
+ * struct sp__job is one sample between dispatch and write. The sequencer
+ * fills it (kernel frames, the module map version, the sample bytes kept
+ * alive by @block), a worker appends the user frames and sets @done, and
+ * the sequencer writes jobs strictly in dispatch order, so the spool is
+ * the same as in inline mode. Inline mode uses one job synchronously.
+ */
+struct sp__job {
+	_Atomic uint32_t done;
+	bool unwind;		     /* user frames wanted */
+	uint32_t nk;		     /* kernel frames at the front of @frames */
+	uint32_t n;		     /* all frames once unwound */
+	const struct sp__qsample *s; /* valid until the job is unwound */
+	uint64_t time;		     /* what the write needs from @s */
+	uint64_t ip;
+	int32_t pid;
+	int32_t tid;
+	bool kernel_mode;
+	void *block; /* reader block holding @s (threaded mode) */
+	struct sp__mver *ver;
+	/* JIT code (track/jit_track.h): the owner's reference, its index. */
+	struct sp__jit_snap *jit;
+	const struct sp__jit_index *jit_index; /* NULL: none */
+	const struct sp_mapping *maps;
+	size_t nmaps;
+	struct sp_unwind_stats *stats; /* where the unwinder counts */
+	struct sp_unwind_stats own;    /* @stats in threaded mode */
+	struct sp_frame *frames;       /* @cap entries (sp__job_frames) */
+	size_t cap;
+};
+
+/*
+ * Entries of a job's frame array: the kernel callchain, then up to
+ * @max_depth user frames and the truncated marker.
+ */
+static inline size_t sp__job_frames(uint32_t max_depth)
+{
+	return SP__KERNEL_FRAMES + (size_t)max_depth + 1;
+}
+
+/* Appends the user frames of @job (any thread). */
+void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
+
+/*
+ * The window is a ring of SP__JOBS jobs: [@head, @tail) are dispatched and
+ * not yet written. Jobs for the workers are also listed, by window
+ * position, in @work; workers claim entries [@claimed, @published) of it.
+ * A job the sequencer unwound itself is never listed: a worker holding a
+ * stale claim on it could otherwise meet its slot already reused. Workers
+ * sleep on a
+ * futex word bumped per publication and wake only when someone sleeps;
+ * the sequencer sleeps on another bumped per completion.
+ */
+struct sp__pool {
+	const struct sp__mem *mem;
+	struct sp_unwinder *unwinder;
+	struct sp__job *jobs;
+	struct sp_frame *frames; /* every job's frames, one block */
+	size_t job_frames;	 /* entries per job */
+	uint64_t *work;		 /* SP__JOBS window positions */
+	uint64_t head;
+	uint64_t tail;
+	_Atomic uint64_t published;
+	_Atomic uint64_t claimed;
+	_Atomic uint32_t pub_word;
+	_Atomic uint32_t done_word;
+	_Atomic uint32_t sleepers;
+	_Atomic bool seq_waiting;
+	_Atomic bool stop;
+	pthread_t *threads;
+	unsigned nthreads;
+	unsigned started;
+};
+
+/* A pool of @nthreads workers and SP__JOBS jobs of @job_frames frames. */
+int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
+		  struct sp_unwinder *unwinder, unsigned nthreads,
+		  size_t job_frames);
+/* Stops and joins the workers once every published job is unwound. */
+void sp__pool_stop(struct sp__pool *p);
+/* Stops the workers and frees everything. */
+void sp__pool_fini(struct sp__pool *p);
+
+/* The next free job (the window must not be full: see sp__pool_full). */
+struct sp__job *sp__pool_reserve(struct sp__pool *p);
+bool sp__pool_full(const struct sp__pool *p);
+/* Publishes the reserved job to the workers. */
+void sp__pool_dispatch(struct sp__pool *p);
+/*
+ * Unwinds the reserved job on the calling thread and marks it done; no
+ * worker ever sees it (its sample bytes may move once this returns).
+ */
+void sp__pool_dispatch_done(struct sp__pool *p);
+
+/*
+ * The oldest job when it is done (NULL otherwise, or when the window is
+ * empty); with @wait, sleeps until it is. Release it with sp__pool_pop().
+ */
+struct sp__job *sp__pool_head(struct sp__pool *p, bool wait);
+void sp__pool_pop(struct sp__pool *p);
+static inline size_t sp__pool_inflight(const struct sp__pool *p)
+{
+	return (size_t)(p->tail - p->head);
+}
+
+#endif /* SP_ENGINE_POOL_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* A sample as the pipeline queues it: parsed fields, then its bytes. */
+#ifndef SP_ENGINE_QSAMPLE_H
+#define SP_ENGINE_QSAMPLE_H
+
+#include <stdint.h>
+
+#include <stackpulse/unwind.h>
+
+/*
+ * A drain (drain.c) turns each PERF_RECORD_SAMPLE into this struct, then
+ * its callchain (nr_ips u64s), then its user stack (stack_len bytes), and
+ * queues the three as one record. Inline mode may leave the callchain and
+ * the stack in the perf ring instead (ext_*), since it consumes the ring
+ * only once the sample is written; the stack is then never copied.
+ */
+/** struct sp__qsample is a sample as queued (stack bytes follow ips). */
+struct sp__qsample {
+	uint64_t ip;
+	uint64_t time;
+	int32_t pid;
+	int32_t tid;
+	uint32_t cpu;
+	uint32_t misc;
+	uint64_t nr_ips;
+	uint64_t stack_len;
+	/*
+	 * NULL: the callchain and stack follow this struct (a copy). Else
+	 * they are still in the perf ring, which inline mode consumes only
+	 * once the sample is written, so the stack is never copied.
+	 */
+	const uint64_t *ext_ips;
+	const unsigned char *ext_stack;
+	struct sp_regs regs;
+};
+
+static inline const uint64_t *sp__qsample_ips(const struct sp__qsample *s)
+{
+	return s->ext_ips ? s->ext_ips :
+			    (const uint64_t *)(const void *)(s + 1);
+}
+
+static inline const unsigned char *
+sp__qsample_stack(const struct sp__qsample *s)
+{
+	return s->ext_stack ?
+		       s->ext_stack :
+		       (const unsigned char *)(sp__qsample_ips(s) + s->nr_ips);
+}
+
+#endif /* SP_ENGINE_QSAMPLE_H */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* Reader threads: drain perf rings into blocks and an SPSC queue. */
+#ifndef SP_ENGINE_READER_H
+#define SP_ENGINE_READER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "drain.h"
+#include "mem.h"
+#include "ring.h"
+#include "spsc.h"
+
+/*
+ * A reader owns a group of rings. Each cycle it reads the clock, drains
+ * every ring (copying records into its blocks and queueing a merge item
+ * per record), then publishes the clock reading as its watermark: every
+ * record of its rings older than that is queued. Memory is bounded: a
+ * fixed number of blocks and a fixed queue. When both are full the drain
+ * stops, records stay in the kernel ring (which counts what it drops) and
+ * the reader sleeps until the sequencer frees space.
+ *
+ * A block is reused once every record copied into it has been consumed:
+ * @pushed counts records written (reader), @consumed those released
+ * (sequencer), @sealed is the value of @pushed when the reader moved on
+ * (UINT64_MAX while it still fills the block). Counts only grow, so
+ * neither side ever resets the other's counter.
+ */
+#define SP__RBLOCK_BYTES (1u << 20)
+#define SP__RBLOCKS 24
+#define SP__RQUEUE 8192u /* merge items, a power of two */
+/* Idle rings still move the watermark this often (ms). */
+#define SP__READER_TICK_MS 50
+
+struct sp__reader;
+
+struct sp__rblock {
+	unsigned char *data;
+	size_t used;
+	uint64_t pushed;
+	_Atomic uint64_t consumed;
+	_Atomic uint64_t sealed;
+	struct sp__reader *reader;
+};
+
+struct sp__reader_ring {
+	struct sp__ring ring; /* a copy: the mapping itself never moves */
+	size_t index;	      /* position in the recorder's ring list */
+	uint64_t sample_type;
+};
+
+struct sp__reader {
+	const struct sp__mem *mem;
+	pthread_t thread;
+	bool started;
+	int epfd;
+	int wakefd;    /* stop, drain requests, freed space */
+	int notify_fd; /* the sequencer's eventfd */
+	struct sp__reader_ring *rings;
+	size_t rings_cap;
+	_Atomic size_t nrings;
+	struct sp__spsc queue;
+	struct sp__merge_item *queue_buf;
+	struct sp__rblock blocks[SP__RBLOCKS];
+	struct sp__rblock *cur;
+	void *scratch;
+	/* Where watermarks come from (the replay harness swaps it). */
+	_Atomic(const struct sp__clock *) clock;
+	_Atomic uint64_t watermark;
+	_Atomic uint64_t drain_req;
+	_Atomic uint64_t drain_ack;
+	_Atomic bool stop;
+	_Atomic bool starved;
+	_Atomic uint64_t unusable;
+	_Atomic uint64_t stalls; /* drains stopped by a full queue or pool */
+	bool dirty;		 /* pushed since the last notification */
+};
+
+/*
+ * Allocates @r for at most @rings_cap rings, reading watermarks from
+ * @clock. Returns 0 or -errno.
+ */
+int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
+		    size_t rings_cap, int notify_fd,
+		    const struct sp__clock *clock);
+int sp__reader_start(struct sp__reader *r);
+/* Stops and joins the thread; queued items stay poppable. */
+void sp__reader_stop(struct sp__reader *r);
+void sp__reader_fini(struct sp__reader *r);
+
+/*
+ * Hands @ring (at @index of the recorder's list) to the reader; call from
+ * the sequencer. Returns the drain request that will cover it, or -ENOSPC.
+ */
+long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
+			      size_t index, uint64_t sample_type);
+
+/* Asks for a full drain; returns the request number to wait for. */
+uint64_t sp__reader_request(struct sp__reader *r);
+
+/* The sequencer's side: one record of @owner (a block) is consumed. */
+void sp__rblock_consume(void *owner);
+
+#endif /* SP_ENGINE_READER_H */

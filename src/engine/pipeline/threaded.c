@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/* Threaded mode: reader threads, the sequencer's side, the unwinder pool. */
+
+/*
+ * Memory stays bounded everywhere: readers own fixed blocks and queues,
+ * the pool a fixed window. The one place records can pile up is the merge
+ * queue, between a reader's drain and the watermark that releases it; if
+ * a reader starves because its blocks are all held there, the sequencer
+ * copies those records into the merge queue's own storage and gives the
+ * blocks back, so a reader can always finish the drain that moves the
+ * watermark (otherwise both would wait for each other).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "logging.h"
+#include "threaded.h"
+
+#define READERS_MAX 8
+#define CPUS_PER_READER 16
+
+static unsigned reader_count(const struct sp__pipeline *p)
+{
+	unsigned n = ((unsigned)p->rings->ncpus + CPUS_PER_READER - 1) /
+		     CPUS_PER_READER;
+
+	return n < 1 ? 1 : n > READERS_MAX ? READERS_MAX : n;
+}
+
+static int readers_new(struct sp__pipeline *p, struct sp__threaded *t)
+{
+	size_t cap = (size_t)p->rings->ncpus * 4 + 8;
+	unsigned i;
+	int err;
+
+	t->nreaders = reader_count(p);
+	t->readers = sp__mem_calloc(p->mem, t->nreaders, sizeof(*t->readers));
+	t->cover_req = sp__mem_calloc(p->mem, t->nreaders, sizeof(uint64_t));
+	t->unusable_seen =
+		sp__mem_calloc(p->mem, t->nreaders, sizeof(uint64_t));
+	if (!t->readers || !t->cover_req || !t->unusable_seen)
+		return -ENOMEM;
+	for (i = 0; i < t->nreaders; i++) /* fini of an uninitialised one */
+		t->readers[i].epfd = t->readers[i].wakefd = -1;
+	for (i = 0; i < t->nreaders; i++) {
+		err = sp__reader_init(&t->readers[i], p->mem, cap, t->wakefd,
+				      p->clock);
+		if (!err)
+			err = sp__reader_start(&t->readers[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
+{
+	struct sp__threaded *t;
+	int err;
+
+	t = sp__mem_calloc(p->mem, 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	p->threads = t;
+	t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->wakefd < 0)
+		return -errno;
+	err = readers_new(p, t);
+	if (!err)
+		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
+				    p->job_frames);
+	return err;
+}
+
+void sp__threaded_free(struct sp__pipeline *p)
+{
+	struct sp__threaded *t = p->threads;
+	unsigned i;
+
+	if (!t)
+		return;
+	for (i = 0; t->readers && i < t->nreaders; i++)
+		sp__reader_stop(&t->readers[i]);
+	sp__pool_stop(&t->pool);
+	/* Jobs never written (closed without finish) still hold versions. */
+	for (; t->pool.jobs && t->pool.head != t->pool.tail;
+	     sp__pool_pop(&t->pool))
+		p->ops->discard(p->ctx,
+				&t->pool.jobs[t->pool.head & (SP__JOBS - 1)]);
+	sp__pool_fini(&t->pool);
+	for (i = 0; t->readers && i < t->nreaders; i++)
+		sp__reader_fini(&t->readers[i]);
+	sp__mem_free(p->mem, t->readers, t->nreaders * sizeof(*t->readers));
+	sp__mem_free(p->mem, t->cover_req, t->nreaders * sizeof(uint64_t));
+	sp__mem_free(p->mem, t->unusable_seen, t->nreaders * sizeof(uint64_t));
+	if (t->wakefd >= 0)
+		close(t->wakefd);
+	sp__mem_free(p->mem, t, sizeof(*t));
+	p->threads = NULL;
+}
+
+/* Hands rings created since the last step to the readers. */
+static void adopt_rings(struct sp__pipeline *p, struct sp__threaded *t)
+{
+	while (t->rings_given < sp__rings_count(p->rings)) {
+		size_t i = t->rings_given++;
+		unsigned ri = (unsigned)(i % t->nreaders);
+
+		long long req = sp__reader_add_ring(&t->readers[ri],
+						    sp__rings_at(p->rings, i),
+						    i, p->rings->sample_type);
+
+		if (req < 0)
+			sp__log(p->logger, SP_LOG_WARN,
+				"reader %u cannot take ring %zu", ri, i);
+		else
+			t->cover_req[ri] = (uint64_t)req;
+	}
+}
+
+static uint64_t watermark(const struct sp__threaded *t)
+{
+	uint64_t w, min = UINT64_MAX;
+	unsigned i;
+
+	for (i = 0; i < t->nreaders; i++) {
+		struct sp__reader *r = &t->readers[i];
+		uint64_t ack = atomic_load(&r->drain_ack);
+
+		w = atomic_load(&r->watermark);
+		if (ack < t->cover_req[i] && w > t->released)
+			w = t->released;
+		if (w < min)
+			min = w;
+	}
+	return min;
+}
+
+static void copied_out(void *owner)
+{
+	sp__rblock_consume(owner);
+}
+
+/* Moves every queued item into the merge queue. */
+static int pull(struct sp__pipeline *p, struct sp__threaded *t)
+{
+	struct sp__merge_item it;
+	bool starved = false;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; i < t->nreaders; i++) {
+		struct sp__reader *r = &t->readers[i];
+		uint64_t u = atomic_load(&r->unusable);
+
+		p->unusable += u - t->unusable_seen[i];
+		t->unusable_seen[i] = u;
+		while (!err && sp__spsc_pop(&r->queue, &it)) {
+			err = sp__merge_push_ref(&p->merge, &it);
+			if (err) { /* the record is gone: count it as lost */
+				sp__rblock_consume(it.owner);
+				p->dropped++;
+			}
+		}
+		starved |= atomic_load(&r->starved);
+	}
+	if (!err && starved) {
+		long n = sp__merge_copy_refs(&p->merge, copied_out);
+
+		if (n < 0)
+			return (int)n;
+		t->copied += (uint64_t)n;
+	}
+	return err;
+}
+
+static void wait_wake(struct sp__threaded *t, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = t->wakefd, .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&pfd, 1, timeout_ms) > 0 && read(t->wakefd, &v, 8) < 0)
+		return;
+}
+
+/* Every reader drains all its rings once more; records are pulled. */
+static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
+{
+	uint64_t req[READERS_MAX], t0 = sp__clock_read(p->clock);
+	unsigned i, done;
+	int err;
+
+	for (i = 0; i < t->nreaders; i++)
+		req[i] = sp__reader_request(&t->readers[i]);
+	for (;;) {
+		for (i = 0, done = 0; i < t->nreaders; i++)
+			done += atomic_load(&t->readers[i].drain_ack) >= req[i];
+		err = pull(p, t);
+		if (err)
+			return err;
+		if (done == t->nreaders) {
+			/* Everything up to t0 is queued now. */
+			if (t0 > t->released)
+				t->released = t0;
+			return 0;
+		}
+		wait_wake(t, SP__READER_TICK_MS);
+	}
+}
+
+int sp__threaded_set_clock(struct sp__pipeline *p)
+{
+	struct sp__threaded *t = p->threads;
+	unsigned i;
+	int err;
+
+	for (i = 0; i < t->nreaders; i++)
+		atomic_store(&t->readers[i].clock, p->clock);
+	/* Watermarks published from the old clock mean nothing now. */
+	err = drain_everything(p, t);
+	t->released = 0;
+	return err;
+}
+
+int sp__threaded_step(struct sp__pipeline *p, bool all)
+{
+	struct sp__threaded *t = p->threads;
+	uint64_t w;
+	int err;
+
+	adopt_rings(p, t);
+	if (all) {
+		err = drain_everything(p, t);
+		w = UINT64_MAX;
+	} else {
+		w = watermark(t); /* before pulling: all older is queued */
+		err = pull(p, t);
+	}
+	if (!err)
+		err = sp__pipeline_release(p, w);
+	if (!err && w != UINT64_MAX && w > t->released)
+		t->released = w;
+	if (!err)
+		err = sp__threaded_collect(p, all);
+	return err;
+}
+
+int sp__threaded_collect(struct sp__pipeline *p, bool wait)
+{
+	struct sp__pool *pool = &p->threads->pool;
+	struct sp__job *job;
+	int err;
+
+	while ((job = sp__pool_head(pool, wait))) {
+		err = p->ops->write(p->ctx, job);
+		if (err)
+			return err; /* the job stays at the head: retried */
+		/* Counted once written: the write may have unwound it again. */
+		sp__pipeline_count(p, job);
+		if (job->block)
+			sp__rblock_consume(job->block);
+		sp__pool_pop(pool);
+	}
+	return 0;
+}
+
+int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
+{
+	struct sp__pool *pool = &p->threads->pool;
+	int err;
+
+	if (sp__pool_full(pool)) {
+		sp__pool_head(pool, true);
+		err = sp__threaded_collect(p, false);
+		if (err)
+			return err;
+	}
+	*out = sp__pool_reserve(pool);
+	return 0;
+}
+
+int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job)
+{
+	struct sp__threaded *t = p->threads;
+
+	if (p->cur_owner) { /* in a reader block: unwound by a worker */
+		job->block = p->cur_owner;
+		p->owner_taken = true;
+		sp__pool_dispatch(&t->pool);
+		t->jobs++;
+	} else { /* copied into the merge queue, which moves: unwind now */
+		sp__pool_dispatch_done(&t->pool);
+		t->jobs_inline++;
+	}
+	return 0;
+}
+
+bool sp__threaded_ready(const struct sp__pipeline *p)
+{
+	const struct sp__threaded *t = p->threads;
+	const struct sp__pool *pool = &t->pool;
+	unsigned i;
+
+	if (pool->head != pool->tail &&
+	    atomic_load(&pool->jobs[pool->head & (SP__JOBS - 1)].done))
+		return true;
+	for (i = 0; i < t->nreaders; i++)
+		if (!sp__spsc_empty(&t->readers[i].queue))
+			return true;
+	return false;
+}
+
+bool sp__threaded_pending(const struct sp__pipeline *p)
+{
+	const struct sp__threaded *t = p->threads;
+	unsigned i;
+
+	if (sp__pool_inflight(&t->pool) ||
+	    t->rings_given < sp__rings_count(p->rings))
+		return true;
+	for (i = 0; i < t->nreaders; i++) {
+		struct sp__reader *r = &t->readers[i];
+		size_t j, n = atomic_load(&r->nrings);
+
+		if (!sp__spsc_empty(&r->queue))
+			return true;
+		for (j = 0; j < n; j++)
+			if (sp__ring_has_data(&r->rings[j].ring))
+				return true;
+	}
+	return false;
+}

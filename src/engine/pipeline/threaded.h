@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Threaded mode: reader threads, the sequencer's side, the unwinder pool. */
+#ifndef SP_ENGINE_THREADED_H
+#define SP_ENGINE_THREADED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+#include "pool.h"
+#include "reader.h"
+
+/*
+ * The sequencer is the thread that owns the recorder (the one calling
+ * sp_recorder_poll): it keeps every piece of process and module state
+ * single-threaded, exactly as inline mode does. Readers drain rings in
+ * the background, workers unwind; the sequencer merges, applies,
+ * dispatches and writes in order.
+ *
+ * Ordering: the sequencer releases records up to the smallest published
+ * reader watermark. A ring created after a reader's last drain may hold
+ * records older than that reader's watermark, so until the reader
+ * acknowledges a drain that covers the new ring, its contribution is held
+ * at the last released watermark (records in a new ring are newer than
+ * that: the ring did not exist when it was computed).
+ */
+struct sp__threaded {
+	struct sp__reader *readers;
+	unsigned nreaders;
+	uint64_t *cover_req;	 /* per reader: request covering its rings */
+	uint64_t *unusable_seen; /* per reader: unusable samples counted */
+	struct sp__pool pool;
+	size_t rings_given;   /* rings of the recorder handed to readers */
+	uint64_t released;    /* the last watermark released */
+	uint64_t copied;      /* records copied out of starved readers */
+	uint64_t jobs;	      /* dispatched to workers */
+	uint64_t jobs_inline; /* unwound by the sequencer (copied bytes) */
+	int wakefd;	      /* readers -> sequencer */
+};
+
+/* Starts @workers unwinder threads and the readers (0 on success). */
+int sp__threaded_new(struct sp__pipeline *p, unsigned workers);
+/* Stops every thread and frees p->threads (unwritten jobs: discard). */
+void sp__threaded_free(struct sp__pipeline *p);
+
+/* sp__pipeline_step() of threaded mode (@all: UINT64_MAX was asked). */
+int sp__threaded_step(struct sp__pipeline *p, bool all);
+/* Writes finished jobs from the head of the window (@wait: all). */
+int sp__threaded_collect(struct sp__pipeline *p, bool wait);
+/* Switches the readers to p->clock; forgets the old clock's watermarks. */
+int sp__threaded_set_clock(struct sp__pipeline *p);
+bool sp__threaded_ready(const struct sp__pipeline *p);
+/*
+ * Both modes (pipeline.c): releases every queued record up to @watermark
+ * to ops->apply; inline mode then gives ring space back.
+ */
+int sp__pipeline_release(struct sp__pipeline *p, uint64_t watermark);
+bool sp__threaded_pending(const struct sp__pipeline *p);
+
+#endif /* SP_ENGINE_THREADED_H */
