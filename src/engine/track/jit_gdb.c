@@ -195,12 +195,21 @@ static void object_end(struct sp__jit_proc *jp, struct sp__jit_object *o,
 int sp__jit_gdb_apply(struct sp__procs *procs, struct sp__process *p,
 		      struct sp__jit_proc *jp)
 {
-	struct sp__jit_object *o = jp->objects.data;
+	struct sp__jit_object *o;
 	size_t i, k = 0;
-	int err = 0;
+	int err;
 
 	if (!jp->modules_pending)
 		return 0;
+	/*
+	 * Threaded mode: the jobs dispatched before are written first (as
+	 * the first module record would have them); their retries may read
+	 * the list again, which must not happen while it is walked here.
+	 */
+	err = sp__procs_sync(procs);
+	if (err)
+		return err;
+	o = jp->objects.data;
 	for (i = 0; i < jp->objects.len; i++) {
 		if (!err && o[i].live && o[i].map_pending) {
 			err = map_object(procs, p, jp, &o[i]);

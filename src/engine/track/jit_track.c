@@ -545,9 +545,17 @@ int sp__jit_apply_due(struct sp__procs *procs, struct sp__process *p,
 	size_t i, k, n;
 	int err;
 
-	if (!jp || p->state == SP__PROC_EXITED)
+	if (!jp || p->state == SP__PROC_EXITED ||
+	    (!jp->modules_pending && !jp->regens.len))
 		return 0;
-	err = sp__jit_gdb_apply(procs, p, jp);
+	/*
+	 * Threaded mode: the jobs dispatched before are written first, as
+	 * any module change would; their retries may refresh @jp (new
+	 * requests), which must not happen while the requests are walked.
+	 */
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp__jit_gdb_apply(procs, p, jp);
 	if (err || !jp->regens.len)
 		return err;
 	n = due_modules(p, jp, time, ids, 64);
