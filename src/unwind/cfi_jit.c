@@ -6,7 +6,7 @@
 
 #include "image.h"
 #include "unwind_internal.h"
-#include "unwind_jit.h"
+#include "for_engine/unwind_jit.h"
 
 /*
  * libdw reads CFI only from an ELF, so raw .eh_frame bytes are wrapped in

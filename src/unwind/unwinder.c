@@ -16,7 +16,7 @@
 #include "map.h"
 #include "opts.h"
 #include "unwind_internal.h"
-#include "unwind_jit.h"
+#include "for_engine/unwind_jit.h"
 #include "unwind_stats.h"
 #include "vec.h"
 

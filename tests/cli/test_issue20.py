@@ -11,32 +11,14 @@ Exit status: 0 pass, 1 fail, 77 skip.
 """
 
 import os
+import re
 import stat
 import subprocess
 import sys
-import tempfile
 
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(args, rc=0, timeout=60, stdout=subprocess.PIPE, **kw):
-    p = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE,
-                       timeout=timeout, **kw)
-    expect(p.returncode == rc,
-           f"{args[1:]}: exit {p.returncode} (wanted {rc}), "
-           f"stderr {p.stderr!r}")
-    return p
+from clitest import Failure, Skip, cases, expect
+from clitest import run_checked as run
+import clitest
 
 
 def need_root():
@@ -280,14 +262,19 @@ def module_spool(path, module_path, text, work_off):
 
 
 def build_work(t):
-    """a1 (stripped, debuglink), a1.debug/a2.debug dwz'd into common.debug."""
-    need_tools("gcc", "objcopy", "dwz", "readelf", "nm")
+    """a1 (stripped, debuglink), a1.debug/a2.debug dwz'd into common.debug.
+
+    Compiled by $SPULSE_TEST_CC (default gcc): a cross build names the
+    target's compiler, whose files the objcopy first on its PATH handles.
+    """
+    cc = os.environ.get("SPULSE_TEST_CC") or "gcc"
+    need_tools(cc, "objcopy", "dwz", "readelf", "nm", "eu-addr2line")
     src = t.dir + "/work.c"
     with open(src, "wb") as f:
         f.write(WORK_C)
     d = t.dir
     for n, flag in (("a1", []), ("a2", ["-DSECOND"])):
-        subprocess.run(["gcc", "-O2", "-g", *flag, src, "-o", f"{d}/{n}"],
+        subprocess.run([cc, "-O2", "-g", *flag, src, "-o", f"{d}/{n}"],
                        check=True)
         subprocess.run(["objcopy", "--only-keep-debug", f"{d}/{n}",
                         f"{d}/{n}.debug"], check=True)
@@ -304,12 +291,26 @@ def build_work(t):
         w = line.split()
         if w and w[0] == "LOAD" and "E" in w[6:-1]:
             text = (int(w[2], 16), int(w[1], 16), int(w[5], 16))
-    nm = subprocess.run(["nm", f"{d}/app"], check=True,
+    nm = subprocess.run(["nm", "-S", f"{d}/app"], check=True,
                         stdout=subprocess.PIPE).stdout.decode()
-    work = [int(l.split()[0], 16) for l in nm.splitlines()
-            if l.split()[-1] == "work"][0]
+    work, size = [(int(l.split()[0], 16), int(l.split()[1], 16))
+                  for l in nm.splitlines() if l.split()[-1] == "work"][0]
     expect(text is not None, f"no text segment: {lo}")
-    return text, work
+    return text, inlined_pc(f"{d}/a1", work, size)
+
+
+def inlined_pc(path, start, size):
+    """The first address of [start, start + size) in helper's inlined code,
+    by eu-addr2line on @path: work's first instruction is helper's on
+    x86-64, but its frame record's store on AArch64."""
+    p = subprocess.run(["eu-addr2line", "-a", "-i", "-f", "-e", path]
+                       + [hex(a) for a in range(start, start + size, 4)],
+                       check=True, stdout=subprocess.PIPE).stdout.decode()
+    for block in re.split(r"^(?=0x)", p, flags=re.M):
+        lines = block.splitlines()
+        if len(lines) > 1 and lines[1].startswith("helper inlined"):
+            return int(lines[0], 16)
+    raise Failure(f"eu-addr2line: no address of work in helper: {p!r}")
 
 
 def speedscope_frames(t, spool):
@@ -433,34 +434,18 @@ def case_control_bytes(t):
         os.unlink(pmap)
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
 class Env:
     pass
 
 
-def main():
-    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE REPORT_GEN {{{','.join(CASES)}}}",
-              file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-issue20-") as tmp:
-        t = Env()
-        t.spulse, t.gen, t.dir = sys.argv[1], sys.argv[2], tmp
-        t.spool = tmp + "/report.spool"
-        subprocess.run([t.gen, t.spool], check=True)
-        try:
-            CASES[sys.argv[3]](t)
-        except Skip as e:
-            print(f"SKIP: {e}", file=sys.stderr)
-            return 77
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-    return 0
+def run_case(case, args, tmp):
+    t = Env()
+    t.spulse, t.gen, t.dir = args[0], args[1], tmp
+    t.spool = tmp + "/report.spool"
+    subprocess.run([t.gen, t.spool], check=True)
+    case(t)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(cases(globals()), ["SPULSE", "REPORT_GEN"],
+                          "spulse-issue20-", run_case))
