@@ -272,20 +272,16 @@ static int live_insert(struct sp__jit_proc *jp, struct sp__vec *live,
 	return 0;
 }
 
-int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
-		       uint64_t from, uint64_t bias, struct sp__jit_table *tab,
-		       uint64_t code_index)
+/*
+ * Appends the area of [start, end) from @from with @tab (its reference is
+ * not taken yet: the caller does that once nothing can fail any more).
+ */
+static int area_push(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+		     uint64_t from, uint64_t bias, struct sp__jit_table *tab,
+		     uint64_t code_index)
 {
 	struct sp__jit_area a = { 0 };
-	bool gdb = code_index >> 63;
-	int err;
 
-	if (end <= start)
-		return 0;
-	/* GDB JIT objects (bit 63) have modules of their own: no reuse. */
-	err = gdb ? 0 : live_replace(jp, start, end, from, code_index);
-	if (err)
-		return err;
 	if (jp->areas.len >= SP__JIT_REGIONS_MAX)
 		return -E2BIG;
 	a.r.start = start;
@@ -296,7 +292,22 @@ int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 	a.r.table = tab ? tab->t : NULL;
 	a.tab = tab;
 	a.code_index = code_index;
-	err = sp__vec_push(&jp->areas, &jp->jit->mem, &a);
+	return sp__vec_push(&jp->areas, &jp->jit->mem, &a);
+}
+
+int sp__jit_add_region(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
+		       uint64_t from, uint64_t bias, struct sp__jit_table *tab,
+		       uint64_t code_index)
+{
+	bool gdb = code_index >> 63;
+	int err;
+
+	if (end <= start)
+		return 0;
+	/* GDB JIT objects (bit 63) have modules of their own: no reuse. */
+	err = gdb ? 0 : live_replace(jp, start, end, from, code_index);
+	if (!err)
+		err = area_push(jp, start, end, from, bias, tab, code_index);
 	if (err)
 		return err;
 	err = gdb ? 0 :
@@ -316,20 +327,8 @@ int sp__jit_add_inferred(struct sp__jit_proc *jp, uint64_t start, uint64_t end,
 			 uint64_t from, uint64_t bias,
 			 struct sp__jit_table *tab)
 {
-	struct sp__jit_area a = { 0 };
-	int err;
+	int err = area_push(jp, start, end, from, bias, tab, UINT64_MAX);
 
-	if (jp->areas.len >= SP__JIT_REGIONS_MAX)
-		return -E2BIG;
-	a.r.start = start;
-	a.r.end = end;
-	a.r.from = from;
-	a.r.until = UINT64_MAX;
-	a.r.bias = bias;
-	a.r.table = tab->t;
-	a.tab = tab;
-	a.code_index = UINT64_MAX;
-	err = sp__vec_push(&jp->areas, &jp->jit->mem, &a);
 	if (err)
 		return err;
 	tab->refs++;
