@@ -80,16 +80,29 @@ static long str_len(const uint8_t *b, size_t n)
 	return nul ? (long)(nul - b) : -1;
 }
 
+/*
+ * What CODE_LOAD and CODE_MOVE bodies start with (pid, tid, vma), once
+ * the body is known to hold the record's @fixed part: false when not.
+ */
+static bool parse_code_head(const struct sp__jitdump_header *h,
+			    const uint8_t *b, size_t n, size_t fixed,
+			    uint32_t *pid, uint32_t *tid, uint64_t *vma)
+{
+	if (n < fixed)
+		return false;
+	*pid = rd32(b, h->swapped);
+	*tid = rd32(b + 4, h->swapped);
+	*vma = rd64(b + 8, h->swapped);
+	return true;
+}
+
 static int parse_load(const struct sp__jitdump_header *h, const uint8_t *b,
 		      size_t n, struct sp__jitdump_load *l)
 {
 	long name_len;
 
-	if (n < LOAD_FIXED)
+	if (!parse_code_head(h, b, n, LOAD_FIXED, &l->pid, &l->tid, &l->vma))
 		return SP_ECORRUPT;
-	l->pid = rd32(b, h->swapped);
-	l->tid = rd32(b + 4, h->swapped);
-	l->vma = rd64(b + 8, h->swapped);
 	l->code_addr = rd64(b + 16, h->swapped);
 	l->code_size = rd64(b + 24, h->swapped);
 	l->code_index = rd64(b + 32, h->swapped);
@@ -109,11 +122,8 @@ static int parse_load(const struct sp__jitdump_header *h, const uint8_t *b,
 static int parse_move(const struct sp__jitdump_header *h, const uint8_t *b,
 		      size_t n, struct sp__jitdump_move *m)
 {
-	if (n < MOVE_FIXED)
+	if (!parse_code_head(h, b, n, MOVE_FIXED, &m->pid, &m->tid, &m->vma))
 		return SP_ECORRUPT;
-	m->pid = rd32(b, h->swapped);
-	m->tid = rd32(b + 4, h->swapped);
-	m->vma = rd64(b + 8, h->swapped);
 	m->old_addr = rd64(b + 16, h->swapped);
 	m->new_addr = rd64(b + 24, h->swapped);
 	m->code_size = rd64(b + 32, h->swapped);
