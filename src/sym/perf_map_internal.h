@@ -27,4 +27,13 @@ struct sp__py_name {
 bool sp__python_frame_split(const char *name, size_t len,
 			    struct sp__py_name *out);
 
+/*
+ * sp__python_frame_split in the shape of a jitdump name splitter
+ * (sp__jit_split_fn of jit_names.h): the jitdump names CPython writes
+ * (-X perf_jit) are the same "py::func:file" strings.
+ */
+bool sp__python_jit_split(const char *name, size_t len, const char **func,
+			  size_t *func_len, const char **file,
+			  size_t *file_len);
+
 #endif /* SP_SYM_PERF_MAP_INTERNAL_H */

@@ -70,3 +70,17 @@ bool sp__python_frame_split(const char *name, size_t len,
 	}
 	return true;
 }
+
+bool sp__python_jit_split(const char *name, size_t len, const char **func,
+			  size_t *func_len, const char **file, size_t *file_len)
+{
+	struct sp__py_name py;
+
+	if (!sp__python_frame_split(name, len, &py))
+		return false;
+	*func = py.func;
+	*func_len = py.func_len;
+	*file = py.file;
+	*file_len = py.file_len;
+	return true;
+}

@@ -188,20 +188,6 @@ static struct jit_file *pick(struct sp_symbolizer *sym, struct sp__sym_jit *j,
 	return best;
 }
 
-static bool split(const char *name, size_t len, const char **func,
-		  size_t *func_len, const char **file, size_t *file_len)
-{
-	struct sp__py_name py;
-
-	if (!sp__python_frame_split(name, len, &py))
-		return false;
-	*func = py.func;
-	*func_len = py.func_len;
-	*file = py.file;
-	*file_len = py.file_len;
-	return true;
-}
-
 /* @f's file: the copy in the JIT directory when there is one. */
 static const char *file_path(const struct sp__sym_jit *j,
 			     const struct jit_file *f, char *buf, size_t len)
@@ -230,7 +216,7 @@ static int load(struct sp_symbolizer *sym, struct sp__sym_jit *j,
 
 	f->tried = true;
 	f->loaded_ns = mono_ns();
-	err = sp__jit_names_new(&sym->mem, split, &names);
+	err = sp__jit_names_new(&sym->mem, sp__python_jit_split, &names);
 	if (!err)
 		err = sp__jitdump_reader_open(&sym->mem, path, f->pid, 0, &r);
 	if (!err)

@@ -38,20 +38,6 @@ struct ctx {
 	uint64_t ids; /* hash of the record ids, in order */
 };
 
-static bool split(const char *name, size_t len, const char **func,
-		  size_t *func_len, const char **file, size_t *file_len)
-{
-	struct sp__py_name py;
-
-	if (!sp__python_frame_split(name, len, &py))
-		return false;
-	*func = py.func;
-	*func_len = py.func_len;
-	*file = py.file;
-	*file_len = py.file_len;
-	return true;
-}
-
 static void build_table(struct ctx *c, const struct sp__jitdump_unwind *u)
 {
 	struct sp__cfi_table *t = NULL;
@@ -138,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sp__mem_init(&mem, &fa.hook);
 	c.mem = c2.mem = &mem;
 	c.fa = c2.fa = &fa;
-	err = sp__jit_names_new(&mem, split, &c.names);
+	err = sp__jit_names_new(&mem, sp__python_jit_split, &c.names);
 	FUZZ_CHECK(err == 0 || (err == -ENOMEM && fa.failed));
 	if (err)
 		return 0;
