@@ -21,6 +21,7 @@
 #include <stackpulse/recorder.h>
 
 #include "check.h"
+#include "perf_skip.h"
 
 static inline pid_t eng_spawn_busy(void)
 {
@@ -57,15 +58,8 @@ static inline void eng_kill_reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-static inline void eng_skip_if_refused(int err)
-{
-	if (err == -EACCES || err == -EPERM || err == -ENOSYS ||
-	    err == -ENOENT) {
-		fprintf(stderr, "skip: perf_event_open refused: %s\n",
-			sp_strerror(err));
-		exit(T_EXIT_SKIP);
-	}
-}
+/* The engine tests' name of the shared skip rule (tests/perf_skip.h). */
+#define eng_skip_if_refused skip_if_refused
 
 static inline int eng_fd_count(void)
 {

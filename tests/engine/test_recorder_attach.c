@@ -7,7 +7,6 @@
  * child, carry a non-empty stack and the child's executable must be among
  * the modules. Exit 77 only when perf_event_open itself is refused.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,40 +20,11 @@
 #include <stackpulse/snapshot.h>
 
 #include "check.h"
+#include "eng_util.h"
 #include "proc_maps.h"
 #include "threads_env.h"
 
 static char spool_path[64];
-
-static pid_t spawn_busy(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", "while :; do :; done",
-		      (char *)NULL);
-		_exit(127);
-	}
-	CHECK(pid > 0);
-	usleep(50000); /* let it exec */
-	return pid;
-}
-
-static void kill_reap(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
-static void skip_if_refused(int err)
-{
-	if (err == -EACCES || err == -EPERM || err == -ENOSYS ||
-	    err == -ENOENT) {
-		fprintf(stderr, "skip: perf_event_open refused: %s\n",
-			sp_strerror(err));
-		exit(T_EXIT_SKIP);
-	}
-}
 
 static struct sp_recorder *rec_open(void)
 {
@@ -122,37 +92,24 @@ static void check_spool(pid_t pid, const char *exe)
 	unlink(spool_path);
 }
 
-static int fd_count(void)
-{
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK_PTR(d);
-	while ((de = readdir(d)) != NULL)
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void test_attach(enum sp_attach_mode mode)
 {
-	int fds = fd_count();
+	int fds = eng_fd_count();
 	struct sp_recorder *rec = rec_open();
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
-	pid_t pid = spawn_busy();
+	pid_t pid = eng_spawn_busy();
 	int r = sp_recorder_attach(rec, pid, mode);
 
 	if (r < 0)
-		kill_reap(pid);
-	skip_if_refused(r);
+		eng_kill_reap(pid);
+	eng_skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK(proc_state(pid) != 'T');
 	CHECK_EQ_INT(sp_recorder_attach(rec, pid, mode), SP_ALREADY_ATTACHED);
 	CHECK_EQ_INT(sp_recorder_process_is_active(rec, pid), 1);
 	CHECK_EQ_INT(sp_recorder_active_process_count(rec), 1);
 	record_for(rec, 500);
-	kill_reap(pid);
+	eng_kill_reap(pid);
 	record_for(rec, 100);
 	CHECK_EQ_INT(sp_recorder_process_is_active(rec, pid), 0);
 	CHECK_EQ_INT(sp_recorder_active_process_count(rec), 0);
@@ -165,7 +122,8 @@ static void test_attach(enum sp_attach_mode mode)
 	CHECK(sum.samples > 0);
 	CHECK(sum.maximum_ring_buffer_bytes > 0);
 	sp_recorder_close(rec);
-	CHECK_EQ_INT(fd_count(), fds); /* events, rings, pidfds all closed */
+	/* Events, rings, pidfds all closed. */
+	CHECK_EQ_INT(eng_fd_count(), fds);
 	check_spool(pid, "/bin/");
 }
 
@@ -181,7 +139,7 @@ static void test_launch(void)
 
 	CHECK_OK(sp_launch_suspended("sh", argv, NULL, &l));
 	r = sp_recorder_attach(rec, sp_launch_pid(l), SP_ATTACH_ON_EXEC);
-	skip_if_refused(r);
+	eng_skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l));
 	while (sp_launch_try_wait(l, &status) == 0)
@@ -211,10 +169,10 @@ static void test_launch_enoent(void)
 static void test_errors(void)
 {
 	struct sp_recorder *rec = rec_open();
-	pid_t gone = spawn_busy();
+	pid_t gone = eng_spawn_busy();
 	int r;
 
-	kill_reap(gone);
+	eng_kill_reap(gone);
 	CHECK_EQ_INT(sp_recorder_attach(rec, 0, SP_ATTACH_RUNNING), -EINVAL);
 	CHECK_EQ_INT(sp_recorder_attach(rec, -5, SP_ATTACH_RUNNING), -EINVAL);
 	CHECK_EQ_INT(sp_recorder_attach(rec, getpid(),

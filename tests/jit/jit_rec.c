@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jit_rec.h"
+#include "perf_skip.h"
 
 static unsigned spool_seq;
 static const char *dump_dir = "/tmp";
@@ -35,16 +36,6 @@ static uint32_t threads(void)
 	const char *v = getenv("SP_TEST_THREADS");
 
 	return v && *v ? (uint32_t)strtoul(v, NULL, 10) : 0;
-}
-
-static void skip_if_refused(int err)
-{
-	if (err == -EACCES || err == -EPERM || err == -ENOSYS ||
-	    err == -ENOENT) {
-		fprintf(stderr, "skip: perf_event_open refused: %s\n",
-			sp_strerror(err));
-		exit(T_EXIT_SKIP);
-	}
 }
 
 static void run_paths(struct jit_run *run)
