@@ -34,12 +34,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
+# How a case fails or skips, and main(): tests/cli/clitest.py.
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+from clitest import Failure, Skip, cases, expect  # noqa: E402
+import clitest  # noqa: E402
+
 JS = os.environ.get("SPULSE_JS_TOOLS",
                     os.path.expanduser("~/.cache/stackpulse-js"))
 PY_LOOP = """
@@ -58,19 +61,6 @@ for k in range(60):
     total += deep(40, 20000)
 print(total % 7)
 """
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def run(argv, timeout=120, env=None):
@@ -287,23 +277,7 @@ def case_speedscope(spulse, workloads, tmp):
     expect(pixels > 20000, "the app drew no flame chart")
 
 
-CASES = {"pprof_go": case_pprof_go, "firefox_cli": case_firefox_cli,
-         "speedscope": case_speedscope}
-
-
-def main():
-    spulse, workloads, case = sys.argv[1:4]
-    with tempfile.TemporaryDirectory(prefix="sp-viewers-") as tmp:
-        try:
-            CASES[case](spulse, workloads, tmp)
-        except Skip as e:
-            print(f"skip: {e}")
-            sys.exit(SKIP)
-        except Failure as e:
-            print(f"FAIL: {e}")
-            sys.exit(1)
-    print("ok")
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(clitest.main(cases(globals()), ["SPULSE", "WORKLOAD_DIR"],
+                          "sp-viewers-",
+                          lambda case, args, tmp: case(*args, tmp)))
