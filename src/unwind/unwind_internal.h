@@ -263,7 +263,16 @@ struct sp__step_fail {
 
 int sp__step_fail(struct sp__step_fail *fail, enum sp_sample_error error,
 		  enum sp_unwind_fallback fallback);
-bool sp__step_add_off(uint64_t base, int64_t off, uint64_t *out);
+/* Inline: every CFI step computes its CFA with it. */
+static inline bool sp__step_add_off(uint64_t base, int64_t off, uint64_t *out)
+{
+	uint64_t r = base + (uint64_t)off;
+
+	if ((off >= 0 && r < base) || (off < 0 && r > base))
+		return false;
+	*out = r;
+	return true;
+}
 int sp__step_read_at(const struct sp__stack *stack, uint64_t cfa, int64_t off,
 		     uint64_t *out, struct sp__step_fail *fail,
 		     enum sp_unwind_fallback fallback);
