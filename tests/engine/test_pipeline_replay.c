@@ -115,7 +115,7 @@ static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
 	/* One reader thread and the workers, none in inline mode. */
 	CHECK_EQ_INT(task_count("sp-reader"), threads ? 1 : 0);
 	CHECK_EQ_INT(task_count("sp-unwind"), (int)threads);
-	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, &rp));
+	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, 0, &rp));
 	CHECK_OK(sp__replay_run(rp, 256, &fed));
 	CHECK_OK(sp_recorder_finish(rec));
 	sp_recorder_summary(rec, &sum);

@@ -101,10 +101,12 @@ static bool drain_all(struct sp__reader *r, size_t n)
 	return complete;
 }
 
-static void notify(int fd)
+/* Writes eventfd @fd; counted in @r's wake calls (benchmarks). */
+static void notify(struct sp__reader *r, int fd)
 {
 	uint64_t one = 1;
 
+	atomic_fetch_add_explicit(&r->wake_calls, 1, memory_order_relaxed);
 	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return; /* the sequencer's tick picks the records up anyway */
 }
@@ -115,6 +117,7 @@ static void wait_ready(struct sp__reader *r, int timeout_ms)
 	uint64_t v;
 	int i, n;
 
+	atomic_fetch_add_explicit(&r->wake_calls, 1, memory_order_relaxed);
 	n = epoll_wait(r->epfd, evs, 16, timeout_ms);
 	for (i = 0; i < n; i++) {
 		int fd = (int)evs[i].data.u64;
@@ -133,7 +136,7 @@ static void wait_space(struct sp__reader *r)
 {
 	atomic_fetch_add(&r->stalls, 1);
 	atomic_store(&r->starved, true);
-	notify(r->notify_fd); /* the sequencer copies queued records out */
+	notify(r, r->notify_fd); /* the sequencer copies queued records out */
 	wait_ready(r, SP__READER_TICK_MS);
 	atomic_store(&r->starved, false);
 }
@@ -153,7 +156,7 @@ static void *reader_main(void *arg)
 			atomic_store(&r->watermark, t);
 			atomic_store(&r->drain_ack, req);
 			if (r->dirty || was_dirty || req != acked)
-				notify(r->notify_fd);
+				notify(r, r->notify_fd);
 			acked = req;
 			was_dirty = r->dirty;
 			r->dirty = false;
@@ -195,6 +198,8 @@ int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
 		r->blocks[i].data = sp__mem_alloc(mem, SP__RBLOCK_BYTES);
 		if (!r->blocks[i].data)
 			return -ENOMEM;
+		/* Faulted in now, not by the first records of the run. */
+		memset(r->blocks[i].data, 0, SP__RBLOCK_BYTES);
 		r->blocks[i].reader = r;
 		atomic_init(&r->blocks[i].sealed, 0);
 	}
@@ -220,7 +225,7 @@ void sp__reader_stop(struct sp__reader *r)
 	if (!r->started)
 		return;
 	atomic_store(&r->stop, true);
-	notify(r->wakefd);
+	notify(r, r->wakefd);
 	pthread_join(r->thread, NULL);
 	r->started = false;
 }
@@ -245,7 +250,7 @@ uint64_t sp__reader_request(struct sp__reader *r)
 {
 	uint64_t req = atomic_fetch_add(&r->drain_req, 1) + 1;
 
-	notify(r->wakefd);
+	notify(r, r->wakefd);
 	return req;
 }
 
@@ -270,5 +275,5 @@ void sp__rblock_consume(void *owner)
 
 	atomic_store(&b->consumed, atomic_load(&b->consumed) + 1);
 	if (atomic_load(&b->reader->starved))
-		notify(b->reader->wakefd);
+		notify(b->reader, b->reader->wakefd);
 }

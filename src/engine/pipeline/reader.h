@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cacheline.h"
 #include "clock.h"
 #include "drain.h"
 #include "mem.h"
@@ -38,12 +39,14 @@
 struct sp__reader;
 
 struct sp__rblock {
-	unsigned char *data;
+	unsigned char *data; /* touched at init: no page fault in the run */
 	size_t used;
 	uint64_t pushed;
-	_Atomic uint64_t consumed;
 	_Atomic uint64_t sealed;
 	struct sp__reader *reader;
+	char pad0[SP__CACHE_LINE];
+	_Atomic uint64_t consumed; /* the sequencer's, per record */
+	char pad1[SP__CACHE_LINE];
 };
 
 struct sp__reader_ring {
@@ -67,16 +70,23 @@ struct sp__reader {
 	struct sp__rblock blocks[SP__RBLOCKS];
 	struct sp__rblock *cur;
 	void *scratch;
+	bool dirty; /* pushed since the last notification */
 	/* Where watermarks come from (the replay harness swaps it). */
 	_Atomic(const struct sp__clock *) clock;
-	_Atomic uint64_t watermark;
+	char pad0[SP__CACHE_LINE];
+	/* Written by the sequencer. */
 	_Atomic uint64_t drain_req;
-	_Atomic uint64_t drain_ack;
 	_Atomic bool stop;
+	char pad1[SP__CACHE_LINE];
+	/* Written by the reader once per drain cycle. */
+	_Atomic uint64_t watermark;
+	_Atomic uint64_t drain_ack;
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
 	_Atomic uint64_t stalls; /* drains stopped by a full queue or pool */
-	bool dirty;		 /* pushed since the last notification */
+	/* eventfd writes and epoll waits for this reader (benchmarks) */
+	_Atomic uint64_t wake_calls;
+	char pad2[SP__CACHE_LINE];
 };
 
 /*

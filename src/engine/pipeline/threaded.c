@@ -22,6 +22,12 @@
 
 #define READERS_MAX 8
 #define CPUS_PER_READER 16
+/*
+ * Rings a reader can take at least (a few KiB each): what one machine's
+ * CPUs need, and what the replay harness spreads fixtures over to
+ * measure many CPUs on few.
+ */
+#define READER_RINGS_MIN 256u
 
 static unsigned reader_count(const struct sp__pipeline *p)
 {
@@ -34,6 +40,9 @@ static unsigned reader_count(const struct sp__pipeline *p)
 static int readers_new(struct sp__pipeline *p, struct sp__threaded *t)
 {
 	size_t cap = (size_t)p->rings->ncpus * 4 + 8;
+
+	if (cap < READER_RINGS_MIN)
+		cap = READER_RINGS_MIN;
 	unsigned i;
 	int err;
 
@@ -72,7 +81,7 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 	err = readers_new(p, t);
 	if (!err)
 		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
-				    p->job_frames);
+				    p->job_frames, t->wakefd);
 	return err;
 }
 
@@ -183,6 +192,7 @@ static void wait_wake(struct sp__threaded *t, int timeout_ms)
 	struct pollfd pfd = { .fd = t->wakefd, .events = POLLIN };
 	uint64_t v;
 
+	t->wait_calls++;
 	if (poll(&pfd, 1, timeout_ms) > 0 && read(t->wakefd, &v, 8) < 0)
 		return;
 }
@@ -232,6 +242,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 	uint64_t w;
 	int err;
 
+	sp__pool_disarm(&t->pool); /* awake: the workers need not wake us */
 	adopt_rings(p, t);
 	if (all) {
 		err = drain_everything(p, t);
@@ -244,6 +255,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 		err = sp__pipeline_release(p, w);
 	if (!err && w != UINT64_MAX && w > t->released)
 		t->released = w;
+	sp__pool_publish(&t->pool); /* the release's last batch */
 	if (!err)
 		err = sp__threaded_collect(p, all);
 	return err;
