@@ -256,8 +256,7 @@ static void spread(struct sp__replay *rp)
 		rp->items[i].ring = (uint32_t)(i % rp->nrings);
 }
 
-/* Seeds processes and modules; indexes the records. */
-static int load(struct sp__replay *rp, size_t size, size_t off)
+static int load_entries(struct sp__replay *rp, size_t size, size_t off)
 {
 	struct sp__procs *procs = rp->parts.procs;
 	struct sp__process *p = NULL;
@@ -302,6 +301,25 @@ static int load(struct sp__replay *rp, size_t size, size_t off)
 			rp->nitems++;
 		}
 	}
+	return r;
+}
+
+/*
+ * Seeds processes and modules; indexes the records. The seeded modules'
+ * unwind tables are built here, in setup, in every mode: threaded mode
+ * would otherwise build them lazily in the workers, inside the timed
+ * run, and inline mode eagerly, outside it, and the two would not
+ * compare (modules mapped during the run stay lazy, as in a recording).
+ */
+static int load(struct sp__replay *rp, size_t size, size_t off)
+{
+	struct sp__procs *procs = rp->parts.procs;
+	bool lazy = procs->lazy_tables;
+	int r;
+
+	procs->lazy_tables = false;
+	r = load_entries(rp, size, off);
+	procs->lazy_tables = lazy;
 	return r;
 }
 
