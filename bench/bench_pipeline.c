@@ -139,6 +139,8 @@ struct result {
 	double ivcsw;
 	double load1; /* load average when the replay started */
 	uint64_t samples;
+	uint64_t stalls; /* sp_pipeline_stats: reader stalls, records copied */
+	uint64_t copied;
 };
 
 static void keep_best(struct result *best, const struct result *r)
@@ -153,6 +155,8 @@ static void keep_best(struct result *best, const struct result *r)
 	if (r->load1 > best->load1)
 		best->load1 = r->load1; /* the worst load seen */
 	best->samples = r->samples;
+	best->stalls = r->stalls;
+	best->copied = r->copied;
 }
 
 static void measured(struct result *res, const struct task_stats *d,
@@ -180,6 +184,7 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
+	struct sp_pipeline_stats st = { .size = sizeof(st) };
 	struct sp__pipeline_syscalls sc = { 0 };
 	struct task_stats before, after, d;
 	struct sp_recorder *rec;
@@ -221,6 +226,10 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 		measured(res, &d, &sc);
 	}
 	sp_recorder_summary(rec, &sum);
+	if (threads && !sp_recorder_pipeline_stats(rec, &st)) {
+		res->stalls = st.reader_stalls;
+		res->copied = st.records_copied;
+	}
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
 	res->samples = sum.samples;
@@ -272,6 +281,8 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_num(&j, "ivcsw_per_sample", r->ivcsw / n);
 	json_num(&j, "feed_cpu_s_excluded", r->feed);
 	json_num(&j, "load1", r->load1);
+	json_u64(&j, "reader_stalls", r->stalls);
+	json_u64(&j, "records_copied", r->copied);
 	if (threads) {
 		json_bool(&j, "meets_serial", r->serial * 1e6 / n <=
 						      TARGET_SERIAL_US);

@@ -117,7 +117,7 @@ static int release_one(void *ctx, const struct sp__merge_item *it,
 	p->owner_taken = false;
 	err = p->ops->apply(p->ctx, it->type, data, it->len);
 	if (!err && it->owner && !p->owner_taken)
-		sp__rblock_consume(it->owner);
+		sp__rblock_consume(it->owner, data);
 	p->cur_owner = NULL;
 	return err;
 }

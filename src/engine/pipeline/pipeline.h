@@ -43,12 +43,6 @@
  * the owner keeps seeing only apply and write.
  */
 
-/*
- * Inline mode reads samples in the ring only up to this far past now; a
- * later timestamp (never from a sane kernel) is copied, so it cannot keep
- * the ring from being consumed.
- */
-#define SP__HOLD_NS 1000000000ull
 
 /** struct sp__pipeline_ops is how the pipeline reaches its owner. */
 struct sp__pipeline_ops {

@@ -149,9 +149,9 @@ static uint64_t watermark(const struct sp__threaded *t)
 	return min;
 }
 
-static void copied_out(void *owner)
+static void copied_out(void *owner, const void *ref)
 {
-	sp__rblock_consume(owner);
+	sp__rblock_consume(owner, ref);
 }
 
 /* Moves every queued item into the merge queue. */
@@ -171,7 +171,7 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t)
 		while (!err && sp__spsc_pop(&r->queue, &it)) {
 			err = sp__merge_push_ref(&p->merge, &it);
 			if (err) { /* the record is gone: count it as lost */
-				sp__rblock_consume(it.owner);
+				sp__rblock_consume(it.owner, it.ref);
 				p->dropped++;
 			}
 		}
@@ -263,9 +263,12 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 
 int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 {
-	struct sp__pool *pool = &p->threads->pool;
+	struct sp__threaded *t = p->threads;
+	struct sp__pool *pool = &t->pool;
 	struct sp__job *job;
-	int err;
+	bool wrote = false;
+	unsigned i;
+	int err = 0;
 
 	while ((job = sp__pool_head(pool, wait))) {
 		/* A worker's counters, added once even if the write fails. */
@@ -273,12 +276,15 @@ int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 		memset(job->stats, 0, sizeof(*job->stats));
 		err = p->ops->write(p->ctx, job);
 		if (err)
-			return err; /* the job stays at the head: retried */
+			break; /* the job stays at the head: retried */
 		if (job->block)
-			sp__rblock_consume(job->block);
+			sp__rblock_consume(job->block, job->s);
 		sp__pool_pop(pool);
+		wrote = true;
 	}
-	return 0;
+	for (i = 0; wrote && i < t->nreaders; i++)
+		sp__reader_poke(&t->readers[i]); /* held ring space is free */
+	return err;
 }
 
 int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
@@ -337,13 +343,9 @@ bool sp__threaded_pending(const struct sp__pipeline *p)
 		return true;
 	for (i = 0; i < t->nreaders; i++) {
 		struct sp__reader *r = &t->readers[i];
-		size_t j, n = atomic_load(&r->nrings);
 
-		if (!sp__spsc_empty(&r->queue))
+		if (!sp__spsc_empty(&r->queue) || sp__reader_has_unread(r))
 			return true;
-		for (j = 0; j < n; j++)
-			if (sp__ring_has_data(&r->rings[j].ring))
-				return true;
 	}
 	return false;
 }
