@@ -27,9 +27,12 @@
  *   bench_pipeline [--seconds S] [--hz HZ] [--reps N] [--quick]
  *                  [--inline-only] [--kernel] [--save-fixture FILE]
  *                  [--fixture FILE] [--keep-spools DIR] [--rings R,...]
+ *                  [--modes 0,T,...]
  *
  * --inline-only replays in inline mode only (one thread, so callgrind
- * counts every instruction of the pipeline deterministically).
+ * counts every instruction of the pipeline deterministically); --modes
+ * picks the modes (0 = inline, first: the ratios' base, then unwinder
+ * thread counts; default 0,1,2,4).
  *
  * --kernel records (and replays) with kernel callchains.
  *
@@ -39,8 +42,8 @@
  * two builds: the spools of one fixture and R must be byte-identical.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +57,6 @@
 #include "harness.h"
 #include "task_stats.h"
 #include "workload_paths.h"
-
 
 /* Recorder flags of the capture, which every replay must use too. */
 static uint32_t rec_flags;
@@ -127,8 +129,8 @@ static double cpu_s(void)
 /* One replay's figures; over repetitions, each is the best seen. */
 struct result {
 	double wall;
-	double cpu;  /* process CPU minus the harness's feeding */
-	double feed; /* the harness's feeding (copying records into rings) */
+	double cpu;    /* process CPU minus the harness's feeding */
+	double feed;   /* the harness's feeding (copying records into rings) */
 	double serial; /* the sequencer (calling) thread, feeding excluded */
 	double readers;
 	double workers;
@@ -177,8 +179,7 @@ static void measured(struct result *res, const struct task_stats *d,
 }
 
 static int replay_once(const struct sp__vec *fix, uint32_t threads,
-		       uint32_t rings, const char *keep_dir,
-		       struct result *res)
+		       uint32_t rings, const char *keep_dir, struct result *res)
 {
 	char path[4096];
 
@@ -197,8 +198,8 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	o.threads = threads;
 	o.flags = rec_flags;
 	if (keep_dir)
-		snprintf(path, sizeof(path), "%s/replay-%u-R%u.spool",
-			 keep_dir, threads, rings);
+		snprintf(path, sizeof(path), "%s/replay-%u-R%u.spool", keep_dir,
+			 threads, rings);
 	else
 		snprintf(path, sizeof(path), "/tmp/bench-pipeline.spool");
 	err = sp_recorder_open(path, &o, &rec);
@@ -284,8 +285,8 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_u64(&j, "reader_stalls", r->stalls);
 	json_u64(&j, "records_copied", r->copied);
 	if (threads) {
-		json_bool(&j, "meets_serial", r->serial * 1e6 / n <=
-						      TARGET_SERIAL_US);
+		json_bool(&j, "meets_serial",
+			  r->serial * 1e6 / n <= TARGET_SERIAL_US);
 		json_bool(&j, "meets_cpu_ratio",
 			  r->cpu <= TARGET_CPU_RATIO * inline_r->cpu);
 		json_bool(&j, "meets_futex", r->futex / n <= TARGET_PER_SAMPLE);
@@ -297,8 +298,11 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_end(&j);
 }
 
-/* Parses "2,16,64" into @out (at most 16); returns the count, 0: bad. */
-static size_t parse_rings(const char *s, uint32_t *out)
+/*
+ * Parses "2,16,64" (each at most @max) into @out (at most 16 entries);
+ * returns the count, 0 when malformed.
+ */
+static size_t parse_list(const char *s, uint32_t *out, uint32_t max)
 {
 	size_t n = 0;
 	char *end;
@@ -306,7 +310,7 @@ static size_t parse_rings(const char *s, uint32_t *out)
 	for (;;) {
 		unsigned long v = strtoul(s, &end, 10);
 
-		if (end == s || v > SP__REPLAY_RINGS_MAX || n == 16)
+		if (end == s || v > max || n == 16)
 			return 0;
 		out[n++] = (uint32_t)v;
 		if (*end == '\0')
@@ -357,9 +361,8 @@ static int fixture_load(struct sp__vec *fix, const struct sp__mem *mem,
 
 int main(int argc, char **argv)
 {
-	static const uint32_t modes[] = { 0, 1, 2, 4 };
-	uint32_t rings[16] = { 2, 16, 64, 128 };
-	struct result best[4], r;
+	uint32_t modes[16] = { 0, 1, 2, 4 }, rings[16] = { 2, 16, 64, 128 };
+	struct result best[16], r;
 	size_t nrings = 4, k;
 	struct sp__vec fix;
 	struct sp__mem mem;
@@ -388,8 +391,17 @@ int main(int argc, char **argv)
 			load = argv[++i];
 		else if (!strcmp(argv[i], "--keep-spools") && i + 1 < argc)
 			keep = argv[++i];
-		else if (!strcmp(argv[i], "--rings") && i + 1 < argc) {
-			nrings = parse_rings(argv[++i], rings);
+		else if (!strcmp(argv[i], "--modes") && i + 1 < argc) {
+			nmodes = (int)parse_list(argv[++i], modes,
+						 SP_RECORDER_THREADS_MAX);
+			if (!nmodes || modes[0] != 0) {
+				fprintf(stderr, "--modes: 0 first, then "
+						"thread counts\n");
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--rings") && i + 1 < argc) {
+			nrings = parse_list(argv[++i], rings,
+					    SP__REPLAY_RINGS_MAX);
 			if (!nrings) {
 				fprintf(stderr, "--rings: a list of 0..%u\n",
 					SP__REPLAY_RINGS_MAX);
@@ -400,7 +412,8 @@ int main(int argc, char **argv)
 				"usage: %s [--seconds S] [--hz HZ] "
 				"[--reps N] [--quick] [--inline-only] [--kernel] "
 				"[--save-fixture FILE] [--fixture FILE] "
-				"[--keep-spools DIR] [--rings R,R,...]\n",
+				"[--keep-spools DIR] [--rings R,R,...] "
+				"[--modes 0,T,...]\n",
 				argv[0]);
 			return 2;
 		}
@@ -437,8 +450,8 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < reps; i++)
 			for (m = 0; m < nmodes; m++) {
-				err = replay_once(&fix, modes[m], rings[k], keep,
-						  &r);
+				err = replay_once(&fix, modes[m], rings[k],
+						  keep, &r);
 				if (err) {
 					fprintf(stderr, "replay: %s\n",
 						sp_strerror(err));

@@ -13,7 +13,13 @@
  * clock (ns), switches are the voluntary and involuntary context
  * switches of /proc/self/task/TID/status.
  */
-enum task_role { TASK_MAIN, TASK_READER, TASK_WORKER, TASK_OTHER, TASK_ROLES };
+enum task_role {
+	TASK_MAIN,
+	TASK_READER,
+	TASK_WORKER,
+	TASK_OTHER,
+	TASK_ROLES
+};
 
 struct task_stats {
 	uint64_t cpu_ns[TASK_ROLES];

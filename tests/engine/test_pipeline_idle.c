@@ -88,8 +88,9 @@ int main(void)
 	cpu = cpu_s() - c0;
 	wall = now_s() - w0;
 	CHECK_OK(sp_recorder_pipeline_stats(rec, &st));
-	fprintf(stderr, "idle %.3f s: process CPU %.4f s (%.2f %% of a core), "
-			"%u readers, %u workers\n",
+	fprintf(stderr,
+		"idle %.3f s: process CPU %.4f s (%.2f %% of a core), "
+		"%u readers, %u workers\n",
 		wall, cpu, 100 * cpu / wall, st.readers, st.workers);
 	CHECK_EQ(st.workers, 4);
 	CHECK(st.readers >= 1);

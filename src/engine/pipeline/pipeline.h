@@ -43,7 +43,6 @@
  * the owner keeps seeing only apply and write.
  */
 
-
 /** struct sp__pipeline_ops is how the pipeline reaches its owner. */
 struct sp__pipeline_ops {
 	/*

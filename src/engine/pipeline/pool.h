@@ -22,7 +22,7 @@
  */
 #define SP__POOL_BATCH 64u
 /* Jobs each woken worker is woken for (more jobs wake more workers). */
-#define SP__POOL_PER_WORKER 16u
+#define SP__POOL_PER_WORKER 32u
 
 struct sp__mver;
 struct sp__qsample;

@@ -62,8 +62,8 @@ struct sp__rblock {
 
 /** struct sp__rhold is one sample left in its ring until it is written. */
 struct sp__rhold {
-	uint64_t pos;		/* its position in the ring */
-	_Atomic uint32_t done;	/* set by the sequencer once written */
+	uint64_t pos;	       /* its position in the ring */
+	_Atomic uint32_t done; /* set by the sequencer once written */
 };
 
 struct sp__reader_ring {
@@ -107,7 +107,7 @@ struct sp__reader {
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
 	_Atomic uint64_t stalls; /* drains stopped: full queue, blocks, holds */
-	_Atomic bool pinned; /* a ring is half held: wake me once written */
+	_Atomic bool pinned;	 /* a ring is half held: wake me once written */
 	/* eventfd writes and epoll waits for this reader (benchmarks) */
 	_Atomic uint64_t wake_calls;
 	char pad2[SP__CACHE_LINE];
