@@ -24,6 +24,8 @@
 /* Jobs each woken worker is woken for (more jobs wake more workers). */
 #define SP__POOL_PER_WORKER 32u
 
+struct sp__jit_index;
+struct sp__jit_snap;
 struct sp__mver;
 struct sp__qsample;
 
@@ -47,6 +49,9 @@ struct sp__job {
 	bool kernel_mode;
 	void *block; /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
+	/* JIT code (track/jit_track.h): the owner's reference, its index. */
+	struct sp__jit_snap *jit;
+	const struct sp__jit_index *jit_index; /* NULL: none */
 	const struct sp_mapping *maps;
 	size_t nmaps;
 	struct sp_unwind_stats *stats; /* where the unwinder counts */
