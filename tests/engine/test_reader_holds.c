@@ -8,8 +8,8 @@
  * (it writes records into an in-memory ring, and poison into every byte
  * the ring gives back, as a kernel producer would reuse them):
  * - the sequencer falls behind until held samples take half the ring:
- *   the next drain copies the new samples, but must neither give back
- *   the held ones' space nor queue a record twice;
+ *   the next drains copy the new samples (for SP__COPY_NS), but must
+ *   neither give back the held ones' space nor queue a record twice;
  * - a starved reader's queued records are copied out by the sequencer
  *   (sp__merge_copy_refs): a kernel thread's sample (a callchain in the
  *   ring, no user stack) must come out with its callchain, and no record
@@ -38,12 +38,13 @@
 #define SAMPLE_TYPE                                                            \
 	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |          \
 	 PERF_SAMPLE_STACK_USER)
-#define NOW 1000000000000ull /* the clock: every sample is old enough */
+/* The clock: every sample is old enough; moved on by the test only. */
+static _Atomic uint64_t now_ns = 1000000000000ull;
 
 static uint64_t clock_now(const struct sp__clock *c)
 {
 	(void)c;
-	return NOW;
+	return atomic_load(&now_ns);
 }
 
 static const struct sp__clock test_clock = { clock_now };
@@ -250,6 +251,16 @@ int main(void)
 	CHECK_EQ(tail_of(&ring),
 		 ((struct perf_event_mmap_page *)ring.base)->data_head);
 
+	/* Still behind a moment ago: a new sample is copied, not held. */
+	put_sample(&ring, 25, true);
+	publish(&ring);
+	drain(&rd);
+	CHECK_EQ(pop_all(&rd, items, 64), 1);
+	CHECK(!((const struct sp__qsample *)items[0].ref)->ext_stack);
+	check_sample(items[0].ref);
+	sp__rblock_consume(items[0].owner, items[0].ref);
+	atomic_fetch_add(&now_ns, SP__COPY_NS); /* caught up long enough */
+
 	/*
 	 * The sequencer copies queued records out of a starving reader: a
 	 * kernel thread's sample keeps its callchain although its hold is
@@ -261,6 +272,8 @@ int main(void)
 	drain(&rd);
 	n = pop_all(&rd, items, 64);
 	CHECK_EQ(n, 2);
+	for (i = 0; i < n; i++) /* held again */
+		CHECK_EQ(items[i].len, sizeof(struct sp__qsample));
 	sp__merge_init(&mg, &mem);
 	for (i = 0; i < n; i++)
 		CHECK_OK(sp__merge_push_ref(&mg, &items[i]));
