@@ -27,7 +27,7 @@
  *   bench_pipeline [--seconds S] [--hz HZ] [--reps N] [--quick]
  *                  [--inline-only] [--kernel] [--save-fixture FILE]
  *                  [--fixture FILE] [--keep-spools DIR] [--rings R,...]
- *                  [--modes 0,T,...]
+ *                  [--modes 0,T,...] [--attach PID]
  *
  * --inline-only replays in inline mode only (one thread, so callgrind
  * counts every instruction of the pipeline deterministically); --modes
@@ -35,6 +35,9 @@
  * thread counts; default 0,1,2,4).
  *
  * --kernel records (and replays) with kernel callchains.
+ *
+ * --attach PID captures that running process (say python3.12 -X perf)
+ * instead of the two workloads; it is left running.
  *
  * --save-fixture writes the captured fixture to FILE; --fixture replays
  * FILE instead of capturing (no perf needed); --keep-spools leaves each
@@ -73,13 +76,14 @@ static pid_t spawn(const char *path)
 }
 
 static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
-		   uint64_t *live)
+		   pid_t target, uint64_t *live)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp__capture *cap = NULL;
 	struct sp_recorder *rec;
-	pid_t a = spawn(WL_THREADS_PATH), b = spawn(WL_SHAREDLIB_PATH);
+	pid_t a = target ? target : spawn(WL_THREADS_PATH);
+	pid_t b = target ? 0 : spawn(WL_SHAREDLIB_PATH);
 	uint64_t end;
 	int err;
 
@@ -90,7 +94,7 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 	err = sp_recorder_open("/tmp/bench-pipeline-live.spool", &o, &rec);
 	if (!err)
 		err = sp_recorder_attach(rec, a, SP_ATTACH_RUNNING);
-	if (err >= 0)
+	if (err >= 0 && b)
 		err = sp_recorder_attach(rec, b, SP_ATTACH_RUNNING);
 	if (err >= 0)
 		err = sp__capture_begin(rec, fix, &cap);
@@ -109,10 +113,12 @@ static int capture(struct sp__vec *fix, double seconds, uint32_t hz,
 	sp_recorder_summary(rec, &sum);
 	*live = sum.samples;
 	sp_recorder_close(rec);
-	kill(a, SIGKILL);
-	kill(b, SIGKILL);
-	waitpid(a, NULL, 0);
-	waitpid(b, NULL, 0);
+	if (!target) {
+		kill(a, SIGKILL);
+		kill(b, SIGKILL);
+		waitpid(a, NULL, 0);
+		waitpid(b, NULL, 0);
+	}
 	unlink("/tmp/bench-pipeline-live.spool");
 	return err < 0 ? err : 0;
 }
@@ -370,6 +376,7 @@ int main(int argc, char **argv)
 	double seconds = 3.0;
 	uint32_t hz = 10000;
 	uint64_t live = 0;
+	pid_t target = 0;
 	int reps = 3, nmodes = 4, i, m, err;
 
 	for (i = 1; i < argc; i++) {
@@ -407,13 +414,16 @@ int main(int argc, char **argv)
 					SP__REPLAY_RINGS_MAX);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--attach") && i + 1 < argc &&
+			   atoi(argv[i + 1]) > 0) {
+			target = (pid_t)atoi(argv[++i]);
 		} else {
 			fprintf(stderr,
 				"usage: %s [--seconds S] [--hz HZ] "
 				"[--reps N] [--quick] [--inline-only] [--kernel] "
 				"[--save-fixture FILE] [--fixture FILE] "
 				"[--keep-spools DIR] [--rings R,R,...] "
-				"[--modes 0,T,...]\n",
+				"[--modes 0,T,...] [--attach PID]\n",
 				argv[0]);
 			return 2;
 		}
@@ -427,7 +437,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
-		err = capture(&fix, seconds, hz, &live);
+		err = capture(&fix, seconds, hz, target, &live);
 		if (err) {
 			fprintf(stderr, "capture: %s\n", sp_strerror(err));
 			return err == -EACCES || err == -EPERM ? 77 : 1;

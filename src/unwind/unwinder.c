@@ -596,6 +596,7 @@ struct walk {
 	struct sp_unwind_stats st;
 	const struct sp__jit_index *jit; /* JIT code of the process, or NULL */
 	uint64_t time;			 /* the sample's, for @jit */
+	bool fell_back;			 /* a fallback was counted in @st */
 	unsigned nregions, next_region;
 	struct region regions[REGIONS];
 };
@@ -840,32 +841,11 @@ static int step_slow(struct walk *w, const struct sp__cfi_table *table,
 		}
 		/* Counted when it found a caller, not at the chain's end. */
 		w->st.fallbacks[reason] += ret == 0;
+		w->fell_back |= ret == 0;
 	}
 	if (ret == 0)
 		regs_copy(cur, &next);
 	return ret;
-}
-
-/*
- * Stack bytes are read upwards, one frame at a time, and each read needs
- * the one before it (the CFA comes from the previous frame's registers).
- * When the copy is not in cache every frame would wait for memory in
- * turn. So the walk keeps every line of the copy up to PREFETCH_AHEAD
- * bytes above the current frame requested: the waits overlap, and each
- * line is asked for once. Prefetches never fault; the requests stay
- * within the copy and stop at its end.
- */
-static inline uintptr_t prefetch_stack(const struct sp__stack *s,
-				       uintptr_t done, uint64_t sp)
-{
-	uintptr_t want =
-		(uintptr_t)s->data + (uintptr_t)(sp - s->addr) + PREFETCH_AHEAD;
-
-	if (want - (uintptr_t)s->data > s->len)
-		want = (uintptr_t)s->data + s->len;
-	for (; done < want; done += 64)
-		__builtin_prefetch((const void *)done);
-	return done;
 }
 
 /*
@@ -900,10 +880,46 @@ struct cursor {
 	struct sp_regs cur; /* saved registers: before the pending saves */
 	uint64_t pc;
 	uint64_t back; /* pc = return address - back: 1, or 0 when exact */
-	uintptr_t prefetched;
-	int ret;	   /* when stopped: 0 (limit), SP__STEP_END or -1 */
-	unsigned npending; /* entries of the walk's pending_save array */
+	uintptr_t prefetched; /* the copy's lines below it are requested */
+	uint64_t prefetch_sp; /* no request is due while sp <= prefetch_sp */
+	int ret;	      /* when stopped: 0 (limit), SP__STEP_END or -1 */
+	unsigned npending;    /* entries of the walk's pending_save array */
 };
+
+/*
+ * Stack bytes are read upwards, one frame at a time, and each read needs
+ * the one before it (the CFA comes from the previous frame's registers).
+ * When the copy is not in cache every frame would wait for memory in
+ * turn. So the walk keeps every line of the copy up to PREFETCH_AHEAD
+ * bytes above the current frame requested: the waits overlap, and each
+ * line is asked for once. Prefetches never fault; the requests stay
+ * within the copy and stop at its end. Most frames are shorter than the
+ * distance ahead, so the walk keeps the stack pointer up to which the
+ * lines are requested already (struct cursor's prefetch_sp) and a frame
+ * below it costs one comparison; above it, the requests run PREFETCH_STEP
+ * bytes further than needed, so that the next frames pass again.
+ */
+#define PREFETCH_STEP 256
+
+static inline void prefetch_stack(struct cursor *c, uint64_t sp)
+{
+	const struct sp__stack *s = &c->stack;
+	uintptr_t want, done = c->prefetched;
+
+	if (__builtin_expect(sp <= c->prefetch_sp, 1))
+		return;
+	want = (uintptr_t)s->data + (uintptr_t)(sp - s->addr) + PREFETCH_AHEAD +
+	       PREFETCH_STEP;
+	if (want - (uintptr_t)s->data >= s->len || sp < s->addr) {
+		want = (uintptr_t)s->data + s->len;
+		c->prefetch_sp = UINT64_MAX; /* all requested */
+	} else {
+		c->prefetch_sp = sp + PREFETCH_STEP;
+	}
+	for (; done < want; done += 64)
+		__builtin_prefetch((const void *)done);
+	c->prefetched = done;
+}
 
 /* Applies the @c->npending saves of @p to @c->cur, oldest first. */
 static void cursor_flush(struct cursor *c, const struct pending_save *p)
@@ -928,9 +944,9 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 	c->back = 0;
 	c->ret = 0;
 	c->npending = 0;
-	c->prefetched = prefetch_stack(
-		&c->stack, (uintptr_t)c->stack.data & ~(uintptr_t)63,
-		sp__arch_sp(regs));
+	c->prefetched = (uintptr_t)c->stack.data & ~(uintptr_t)63;
+	c->prefetch_sp = 0;
+	prefetch_stack(c, sp__arch_sp(regs));
 }
 
 /*
@@ -988,8 +1004,7 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 	}
 	if (c->n >= c->limit)
 		return false;
-	c->prefetched =
-		prefetch_stack(&c->stack, c->prefetched, sp__arch_sp(&c->cur));
+	prefetch_stack(c, sp__arch_sp(&c->cur));
 	c->back = signal ? 0 : 1;
 	c->pc = sp__arch_pc(&c->cur) - c->back;
 	return true;
@@ -1069,8 +1084,14 @@ static int walk_end(struct walk *w, int ret, struct sp_unwind_stats *stats)
 		put_marker(w, w->cap);
 	w->st.samples = 1;
 	w->st.frames = w->n - (w->st.truncated ? 1 : 0);
-	if (stats)
+	/* Every error ends the stack with a marker: a walk that was neither
+	 * truncated nor fell back counted one sample and its frames. */
+	if (stats && (w->st.truncated || w->fell_back)) {
 		sp__unwind_stats_add(stats, &w->st);
+	} else if (stats) {
+		stats->samples++;
+		stats->frames += w->st.frames;
+	}
 	return (int)w->n;
 }
 

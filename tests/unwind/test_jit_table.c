@@ -232,11 +232,61 @@ static void test_unwind_fp(void)
 	free(a);
 }
 
+/*
+ * The unwinder's caches outlive a mapping: the resolution slot is keyed
+ * by the mapping's start, the pc cache by table and offset. Arena A
+ * (sub form) is unwound through, then unmapped and arena B (frame-pointer
+ * form, other rules at the same offset) mapped at the same address: the
+ * same pc over the same stack must now step by B's rules, exactly as a
+ * fresh unwinder that never saw A does, and not by A's cached rule set.
+ * A's rule there (CFA = RSP + 16) finds the return address 0x1000 at
+ * STACK + 8, B's (CFA = RBP + 16) finds 0x3000 at STACK + 40.
+ */
+static void test_remap_same_address(void)
+{
+	struct sp_unwinder *u, *fresh;
+	struct sp_unwind_stats st;
+	struct sp_frame fa[16], fb[16], fr[16];
+	struct frame_stack s = { { 0 } };
+	struct sp_regs r;
+	uint8_t *a = arena(sub_form, sizeof(sub_form));
+	uint8_t *b = arena(fp_form, sizeof(fp_form));
+	uint64_t ida = 0, idb = 0, idr = 0;
+	int na, nb, nr, round;
+
+	CHECK_OK(sp_unwinder_new(NULL, &u));
+	CHECK_OK(sp_unwinder_new(NULL, &fresh));
+	CHECK_OK(sp__unwinder_jit_tiled(u, a, ARENA, &ida));
+	CHECK_OK(sp__unwinder_jit_tiled(u, b, ARENA, &idb));
+	CHECK_OK(sp__unwinder_jit_tiled(fresh, b, ARENA, &idr));
+	CHECK(ida != idb);
+	s.words[1] = 0x1000; /* A: RA at CFA - 8 = RSP + 8 */
+	s.words[4] = 0;	     /* B: saved RBP at CFA - 16 */
+	s.words[5] = 0x3000; /* B: RA at CFA - 8 = RBP + 8 */
+	regs_at(&r, BASE + 61, STACK, STACK + 32);
+	for (round = 0; round < 2; round++) { /* the second: all cached */
+		na = unwind(u, ida, &r, &s, fa, &st);
+		nb = unwind(u, idb, &r, &s, fb, &st);
+		nr = unwind(fresh, idr, &r, &s, fr, &st);
+		CHECK(na >= 2);
+		CHECK_EQ(fa[1].abs_ip, 0xfff);
+		CHECK_EQ_INT(nb, nr);
+		CHECK(nb >= 2);
+		CHECK_EQ(fb[1].abs_ip, 0x2fff);
+		CHECK(memcmp(fb, fr, (size_t)nb * sizeof(fb[0])) == 0);
+	}
+	sp_unwinder_free(fresh);
+	sp_unwinder_free(u);
+	free(b);
+	free(a);
+}
+
 int main(void)
 {
 	test_decode();
 	test_tiles();
 	test_unwind_sub();
 	test_unwind_fp();
+	test_remap_same_address();
 	return T_EXIT_PASS;
 }
