@@ -56,7 +56,8 @@ static bool wants_inherit_thread(const struct sp__perf_cfg *cfg,
 void sp__perf_attr(const struct sp__perf_cfg *cfg,
 		   const struct sp__perf_target *t, struct perf_event_attr *a)
 {
-	const struct sp__event_source *src = cfg->source;
+	const struct sp__event_source *src = t->source ? t->source : cfg->source;
+	bool sideband = src == cfg->source;
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -75,14 +76,15 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg,
 	a->enable_on_exec = t->kind == SP__TARGET_TASK && t->on_exec;
 	a->inherit = t->kind == SP__TARGET_TASK;
 	a->inherit_thread = wants_inherit_thread(cfg, t);
-	a->exclude_kernel = !cfg->kernel;
+	a->exclude_kernel = !cfg->kernel && !src->in_kernel;
 	a->exclude_hv = 1;
 	a->exclude_callchain_user = 1;
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
+	a->mmap = sideband;
+	a->mmap2 = sideband;
+	a->comm = sideband;
+	a->comm_exec = sideband;
+	a->task = sideband;
+	a->context_switch = src->context_switch;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;

@@ -37,6 +37,7 @@ struct sp__job {
 	int32_t pid;
 	int32_t tid;
 	bool kernel_mode;
+	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
 	void *block; /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
 	const struct sp_mapping *maps;

@@ -152,6 +152,14 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 			return 0;
 		return apply_fork_child(rec, &t);
 	}
+	/* A thread that exits has run since its last switch out. */
+	if (t.tid > 0) {
+		int err = sp__offcpu_apply_cut(rec, SP__JOB_EXIT, t.pid, t.tid,
+					       t.time);
+
+		if (err)
+			return err;
+	}
 	p = live_proc(rec, t.pid);
 	if (!p)
 		return 0;
@@ -220,7 +228,12 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 		if (!rec->cfg.read_lost &&
 		    !sp__perf_parse_lost(data, len, &lost))
 			apply_lost(rec, lost, true);
-		return 0;
+		/* A switch-in may be among them: open spans end here. */
+		return sp__offcpu_apply_cut(rec, SP__JOB_LOSS, 0, 0,
+					    rec->procs.time_ns);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return sp__offcpu_apply_switch(rec, type, data, len);
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!sp__perf_parse_lost_samples(data, len, &lost))
 			apply_lost(rec, lost, false);

@@ -158,6 +158,16 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return err;
 	}
 	job->s = s;
+	job->tag = SP__JOB_SAMPLE;
+	if (rec->offcpu.mode != SP_PROFILE_CPU &&
+	    (s->misc & SP__QSAMPLE_UNIT_PERIOD)) {
+		job->tag = SP__JOB_SWITCH_OUT; /* a span starts (offcpu.h) */
+		err = sp__offcpu_arm(rec, s->tid);
+		if (err) {
+			sp__mver_put(&rec->mem, tmp.ver);
+			return err;
+		}
+	}
 	job->time = s->time;
 	job->ip = s->ip;
 	job->pid = s->pid;
@@ -179,12 +189,14 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	size_t n = job->n, i;
 	int err;
 
-	if (n == 0 && job->ip) {
+	if (n == 0 && job->ip && job->tag <= SP__JOB_SWITCH_OUT) {
 		f[0].abs_ip = f[0].file_relative_ip = job->ip;
 		f[0].module_id = SP_NO_MODULE;
 		f[0].mode = job->kernel_mode ? SP_FRAME_KERNEL : SP_FRAME_USER;
 		n = 1;
 	}
+	if (job->tag != SP__JOB_SAMPLE)
+		return sp__offcpu_write(rec, job, f, n);
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;

@@ -92,6 +92,28 @@ static int filters_copy(struct sp_recorder *rec, const struct sp_system_opts *o)
 	return 0;
 }
 
+/* Wall mode's context-switch event of @t's CPU, into that CPU's ring. */
+static int extra_open(struct sp_recorder *rec, struct sp__perf_target *t,
+		      int slot)
+{
+	struct sp__event ev;
+	int fd, err;
+
+	t->source = rec->cfg.extra;
+	fd = sp__perf_open(&rec->cfg, t);
+	if (fd < 0)
+		return fd;
+	memset(&ev, 0, sizeof(ev));
+	ev.fd = fd;
+	ev.tid = -1;
+	err = sp__vec_push(&rec->sys->events, &rec->mem, &ev);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return sp__rings_wire(&rec->rings, &rec->cfg, fd, slot);
+}
+
 /* One event per CPU (of the cgroup, if any), each its CPU's ring owner. */
 static int cpus_open(struct sp_recorder *rec)
 {
@@ -105,6 +127,7 @@ static int cpus_open(struct sp_recorder *rec)
 	}
 	for (slot = 0; slot < rec->rings.ncpus; slot++) {
 		t.cpu = rec->rings.cpus[slot];
+		t.source = NULL;
 		fd = sp__perf_open(&rec->cfg, &t);
 		if (fd < 0)
 			return fd;
@@ -119,6 +142,8 @@ static int cpus_open(struct sp_recorder *rec)
 		err = sp__rings_map(&rec->rings, &rec->cfg, fd, slot);
 		if (!err)
 			err = sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
+		if (!err && rec->cfg.extra)
+			err = extra_open(rec, &t, slot);
 		if (err)
 			return err;
 	}
