@@ -136,6 +136,7 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 {
 	struct sp__perf_switch sw;
 	struct sp__offcpu_span *s;
+	bool preempt;
 
 	if (rec->offcpu.mode == SP_PROFILE_CPU ||
 	    sp__perf_parse_switch(data, len, type, rec->rings.sample_type,
@@ -143,18 +144,27 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	    sw.id.tid <= 0)
 		return 0;
 	rec->sum.switch_events++;
-	s = span_of(rec, sw.id.tid, false);
-	if (!s || !s->armed)
-		return 0; /* not switched out under our eyes */
+	/*
+	 * The record and the sample of one switch may come in either order
+	 * (equal times): how it left is the SWITCH_OUT seen since the last
+	 * switch-in, whichever came first.
+	 */
+	s = span_of(rec, sw.id.tid, sw.out);
+	if (!s)
+		return sw.out ? -ENOMEM : 0;
 	if (sw.out) {
-		/* The sample of this switch came just before: remember how. */
 		s->preempt = sw.preempt;
+		s->out_ns = sw.id.time;
 		return 0;
 	}
+	preempt = s->preempt && s->out_ns >= s->in_ns;
+	s->in_ns = sw.id.time;
+	if (!s->armed)
+		return 0; /* not switched out under our eyes */
 	s->armed = false;
 	rec->offcpu.narmed--;
 	return dispatch(rec, SP__JOB_SWITCH_IN, sw.id.pid, sw.id.tid,
-			sw.id.time, s->preempt);
+			sw.id.time, preempt);
 }
 
 int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid)
@@ -166,7 +176,6 @@ int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid)
 	if (!s->armed)
 		rec->offcpu.narmed++;
 	s->armed = true;
-	s->preempt = false;
 	return 0;
 }
 
@@ -304,7 +313,6 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 	s->t_out = job->time;
 	s->leaf = leaf;
 	s->open = true;
-	s->preempt = false; /* its SWITCH_OUT record comes next */
 	rec->offcpu.nopen++;
 	return 0;
 }

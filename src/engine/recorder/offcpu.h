@@ -56,7 +56,9 @@ struct sp__offcpu_span {
 	 * since; how its SWITCH_OUT record says it left.
 	 */
 	bool armed;
-	bool preempt;
+	bool preempt;	  /* what the last SWITCH_OUT record said */
+	uint64_t out_ns;  /* that record's time */
+	uint64_t in_ns;	  /* the last switch-in's time */
 };
 
 /** struct sp__offcpu is the recorder's off-CPU state. */
