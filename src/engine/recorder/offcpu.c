@@ -329,7 +329,8 @@ static int cut(struct sp_recorder *rec, int32_t tid, uint64_t time)
 
 		if (!s->open || (tid > 0 && s->tid != tid))
 			continue;
-		rec->sum.switch_lost++;
+		/* (an end before the start counts as an anomaly instead) */
+		rec->sum.switch_lost += time >= s->t_out;
 		e = span_end(rec, s, time, s->preempt);
 		err = err ? err : e;
 	}
