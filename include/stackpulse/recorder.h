@@ -131,8 +131,8 @@ struct sp_system_opts {
  *   of a sampled thread, weighed by the time until it runs again: a span
  *   of D ns becomes D / interval samples of that stack (the remainder
  *   carried to the thread's next span), stamped across the span, with a
- *   leaf pseudo-frame "[off-cpu]" (blocked) or "[off-cpu]" at
- *   SP_OFF_CPU_PREEMPTED (preempted while runnable). SP_PROFILE_WALL:
+ *   leaf pseudo-frame (spool.h) named "[off-cpu]" (blocked) or
+ *   "[off-cpu:preempted]" (preempted while runnable). SP_PROFILE_WALL:
  *   both, so a thread's samples add up to the time it existed. Needs
  *   kernel-mode events (the switch happens in the kernel): refused with
  *   -EACCES when perf_event_paranoid forbids them.
