@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "for_sym/spool_gens.h"
 #include "format_internal.h"
 
 SP_API int sp_spool_python_records(const struct sp_spool *spool,
@@ -24,6 +25,23 @@ SP_API int sp_spool_python_records(const struct sp_spool *spool,
 	*records = spool->python.data;
 	*count = spool->python.len;
 	return 0;
+}
+
+int sp__spool_python_at(const struct sp_spool *spool, const uint32_t **at,
+			size_t *count)
+{
+	if (!spool || !at || !count)
+		return -EINVAL;
+	if (!spool->keep_python)
+		return -EOPNOTSUPP;
+	*at = spool->python_at.data;
+	*count = spool->python_at.len;
+	return 0;
+}
+
+uint64_t sp__spool_retirements(const struct sp_spool *spool)
+{
+	return spool ? spool->retirements : 0;
 }
 
 SP_API int sp_spool_new(const struct sp_allocator *allocator,

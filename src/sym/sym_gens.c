@@ -40,16 +40,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/*
+ * A Snapshot's or Replay's spool keeps its Python-runtime records (public)
+ * and the frame count at each (format's door for sym, spool_gens.h).
+ */
 #include "jit_side_names.h"
 #include "logging.h"
+#include "spool_gens.h"
 #include "symbolizer_internal.h"
-
-/*
- * The spool store keeps the Python-runtime records of a Snapshot or
- * Replay, with the frame count at each (format_internal.h): read
- * directly, same library, same build.
- */
-#include "format_internal.h"
 
 /* ---- generations of one pid ---- */
 
@@ -392,37 +390,56 @@ static int scan_modules(struct sp_symbolizer *sym)
 	return err;
 }
 
+/*
+ * What a Snapshot's or Replay's spool has decoded so far: its Python
+ * records with the frame count at each, and the counts a rescan compares.
+ * False for a spool that keeps no Python records (a Tail's).
+ */
+struct store {
+	const struct sp_python_record *python;
+	const uint32_t *at;
+	size_t npython;
+	size_t modules;
+	uint64_t retirements;
+};
+
+static bool store_get(const struct sp_spool *s, struct store *out)
+{
+	size_t nat;
+
+	if (sp_spool_python_records(s, &out->python, &out->npython) ||
+	    sp__spool_python_at(s, &out->at, &nat) || nat != out->npython)
+		return false;
+	out->modules = sp_spool_module_count(s);
+	out->retirements = sp__spool_retirements(s);
+	return true;
+}
+
 /* "On" markers mark the generation they came in (a marker at a
  * generation's first frame position is that generation's). */
-static int scan_markers(struct sp_symbolizer *sym)
+static int scan_markers(struct sp_symbolizer *sym, const struct store *st)
 {
-	const struct sp_python_record *r = sym->spool->python.data;
-	const uint32_t *at = sym->spool->python_at.data;
 	size_t i;
 
-	for (i = 0; i < sym->spool->python.len; i++) {
+	for (i = 0; i < st->npython; i++) {
 		struct sp__sym_pid *p;
 
-		if (!r[i].is_python_runtime)
+		if (!st->python[i].is_python_runtime)
 			continue;
-		p = pid_gens(sym, r[i].pid);
+		p = pid_gens(sym, st->python[i].pid);
 		if (!p)
 			return -ENOMEM;
-		gen_of(p, at[i])->python = true;
+		gen_of(p, st->at[i])->python = true;
 		p->any_python = true;
 	}
 	return 0;
 }
 
-int sp__sym_scan_generations(struct sp_symbolizer *sym)
+static int scan_store(struct sp_symbolizer *sym, const struct store *st)
 {
-	const struct sp_spool *s = sym->spool;
 	size_t i;
 	int err;
 
-	/* A Tail's updates report retirements and markers batch by batch. */
-	if (!s->keep_python)
-		return 0;
 	for (i = 0; i < sym->pids.len; i++) {
 		struct sp__sym_pid *p = sp__vec_at(&sym->pids, i);
 
@@ -430,11 +447,21 @@ int sp__sym_scan_generations(struct sp_symbolizer *sym)
 		p->any_python = false;
 		p->dir_read = false;
 	}
-	sym->scan_modules = s->modules.len;
-	sym->scan_python = s->python.len;
-	sym->scan_retirements = s->retirements;
+	sym->scan_modules = st->modules;
+	sym->scan_python = st->npython;
+	sym->scan_retirements = st->retirements;
 	err = scan_modules(sym);
-	return err ? err : scan_markers(sym);
+	return err ? err : scan_markers(sym, st);
+}
+
+int sp__sym_scan_generations(struct sp_symbolizer *sym)
+{
+	struct store st;
+
+	/* A Tail's updates report retirements and markers batch by batch. */
+	if (!store_get(sym->spool, &st))
+		return 0;
+	return scan_store(sym, &st);
 }
 
 /*
@@ -443,13 +470,14 @@ int sp__sym_scan_generations(struct sp_symbolizer *sym)
  */
 static int rescan_if_grown(struct sp_symbolizer *sym)
 {
-	const struct sp_spool *s = sym->spool;
+	struct store st;
 
-	if (!s->keep_python || (sym->scan_modules == s->modules.len &&
-				sym->scan_python == s->python.len &&
-				sym->scan_retirements == s->retirements))
+	if (!store_get(sym->spool, &st) ||
+	    (sym->scan_modules == st.modules &&
+	     sym->scan_python == st.npython &&
+	     sym->scan_retirements == st.retirements))
 		return 0;
-	return sp__sym_scan_generations(sym);
+	return scan_store(sym, &st);
 }
 
 /* ---- a Tail: batch by batch ---- */

@@ -8,18 +8,17 @@
 
 #include <stackpulse/unwind.h>
 
+#include "for_engine/unwind_jit.h" /* SP__MAPPING_JIT, sp__unwinder_jit_tiled */
+
 /*
  * Generated code in anonymous memory has no ELF file, so no CFI, and the
  * frame-pointer fallback is only right where the code keeps a frame
  * pointer. Some JIT code can be described exactly from its instructions
  * instead. The recorder reads the code from the target (it knows the
  * process), the unwinder turns it into a table of the same shape as an
- * ELF image's (struct sp__cfi_table) and registers it under an id; a
- * mapping then names the table:
- *
- *   struct sp_mapping { .flags = SP__MAPPING_JIT, .inode = id, ... }
- *
- * and its frames are stepped by the table's rows at pc - mapping start,
+ * ELF image's (struct sp__cfi_table) and registers it under an id that
+ * a mapping then names (for_engine/unwind_jit.h, the engine's door:
+ * sp__unwinder_jit_tiled and SP__MAPPING_JIT), and its frames are stepped by the table's rows at pc - mapping start,
  * on the fast path like any CFI row (no frame-pointer guess, no fallback
  * counted). Today's kind of code: tiled trampolines, a short
  * straight-line function copied back to back over the whole mapping, as
@@ -30,9 +29,6 @@
  * made only for bytes that were checked. Issue 18 registers tables built
  * from jitdump unwinding info and GDB JIT objects the same way.
  */
-
-/* sp_mapping.flags bit: @inode is a JIT table id, not a file's inode. */
-#define SP__MAPPING_JIT 0x80000000u
 
 /*
  * One row of a decoded template: at template offset @off (until the next
@@ -77,13 +73,5 @@ struct sp__cfi_table;
 struct sp__mem;
 int sp__jit_tiled_table(const struct sp__mem *mem, const uint8_t *code,
 			size_t len, struct sp__cfi_table **out);
-
-/*
- * unwinder.c: sp__jit_tiled_table for @code, registered in @unwinder
- * (the same bytes always get the same id). Thread: any.
- * Returns 0 with *@id set, or the builder's error.
- */
-int sp__unwinder_jit_tiled(struct sp_unwinder *unwinder, const void *code,
-			   size_t len, uint64_t *id);
 
 #endif /* SP_UNWIND_JIT_TABLE_H */

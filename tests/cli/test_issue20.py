@@ -14,29 +14,10 @@ import os
 import stat
 import subprocess
 import sys
-import tempfile
 
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(args, rc=0, timeout=60, stdout=subprocess.PIPE, **kw):
-    p = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE,
-                       timeout=timeout, **kw)
-    expect(p.returncode == rc,
-           f"{args[1:]}: exit {p.returncode} (wanted {rc}), "
-           f"stderr {p.stderr!r}")
-    return p
+from clitest import Failure, Skip, cases, expect
+from clitest import run_checked as run
+import clitest
 
 
 def need_root():
@@ -433,34 +414,18 @@ def case_control_bytes(t):
         os.unlink(pmap)
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
 class Env:
     pass
 
 
-def main():
-    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE REPORT_GEN {{{','.join(CASES)}}}",
-              file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-issue20-") as tmp:
-        t = Env()
-        t.spulse, t.gen, t.dir = sys.argv[1], sys.argv[2], tmp
-        t.spool = tmp + "/report.spool"
-        subprocess.run([t.gen, t.spool], check=True)
-        try:
-            CASES[sys.argv[3]](t)
-        except Skip as e:
-            print(f"SKIP: {e}", file=sys.stderr)
-            return 77
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-    return 0
+def run_case(case, args, tmp):
+    t = Env()
+    t.spulse, t.gen, t.dir = args[0], args[1], tmp
+    t.spool = tmp + "/report.spool"
+    subprocess.run([t.gen, t.spool], check=True)
+    case(t)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(cases(globals()), ["SPULSE", "REPORT_GEN"],
+                          "spulse-issue20-", run_case))

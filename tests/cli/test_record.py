@@ -17,23 +17,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-SKIP = 77
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
+from clitest import Failure, Skip, cases, expect
+import clitest
 
 
 class Env:
@@ -644,25 +631,7 @@ def case_top_live(env):
     expect(p.returncode == 1 and b"no process" in p.stderr, p.stderr)
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
-def main():
-    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE WORKLOAD_DIR "
-              f"{{{','.join(CASES)}}}", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-record-") as tmp:
-        try:
-            return CASES[sys.argv[3]](Env(sys.argv[1], sys.argv[2], tmp)) or 0
-        except Skip as e:
-            print(f"skip: {e}", file=sys.stderr)
-            return SKIP
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(
+        cases(globals()), ["SPULSE", "WORKLOAD_DIR"], "spulse-record-",
+        lambda case, args, tmp: case(Env(args[0], args[1], tmp))))

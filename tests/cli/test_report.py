@@ -9,24 +9,13 @@ them from the binary's symbol table. Exit status: 0 pass, 1 fail.
 
 import subprocess
 import sys
-import tempfile
 
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
+from clitest import cases, expect, run_checked
+import clitest
 
 
 def run(spulse, *args, rc=0):
-    p = subprocess.run([spulse, *args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=60)
-    expect(p.returncode == rc,
-           f"{args}: exit {p.returncode}, stderr {p.stderr!r}")
-    return p.stdout.decode()
+    return run_checked([spulse, *args], rc=rc).stdout.decode()
 
 
 def case_text(spulse, spool):
@@ -98,25 +87,13 @@ def case_usage(spulse, spool):
     expect("--folded" in out, out)
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
-def main():
-    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE REPORT_GEN {{{','.join(CASES)}}}",
-              file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-report-") as tmp:
-        spool = tmp + "/report.spool"
-        subprocess.run([sys.argv[2], spool], check=True)
-        try:
-            CASES[sys.argv[3]](sys.argv[1], spool)
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-    return 0
+def run_case(case, args, tmp):
+    spulse, report_gen = args
+    spool = tmp + "/report.spool"
+    subprocess.run([report_gen, spool], check=True)
+    case(spulse, spool)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(cases(globals()), ["SPULSE", "REPORT_GEN"],
+                          "spulse-report-", run_case))

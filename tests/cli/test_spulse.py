@@ -13,7 +13,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+
+from clitest import cases, expect
+import clitest
 
 H = "53 50 55 4c 53 45 33 00"  # "SPULSE3\0"
 
@@ -83,15 +85,6 @@ def weird_spool():
 def big_spool(samples):
     """V2 followed by many samples of the same stack (delta +1 ns)."""
     return unhex(V2) + unhex("05 02 00 00") * samples
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 class Env:
@@ -498,22 +491,6 @@ def case_sigpipe(env):
                f"dump to /dev/full: exit {rc.returncode} {rc.stderr!r}")
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
-def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE {{{','.join(CASES)}}}",
-              file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-test-") as tmp:
-        try:
-            return CASES[sys.argv[2]](Env(sys.argv[1], tmp)) or 0
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(cases(globals()), ["SPULSE"], "spulse-test-",
+                          lambda case, args, tmp: case(Env(args[0], tmp))))

@@ -17,26 +17,16 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
+
+from clitest import Failure, cases, expect, run_checked
+import clitest
 
 HEADER = re.compile(r"^spulse top: .*  samples: (\d+)  last interval: (\d+)")
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
 def run(spulse, *args, rc=0, env=None):
-    p = subprocess.run([spulse, *args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=60, env=env)
-    expect(p.returncode == rc,
-           f"{args}: exit {p.returncode}, stderr {p.stderr!r}")
+    p = run_checked([spulse, *args], rc=rc, env=env)
     return p.stdout.decode(), p.stderr.decode()
 
 
@@ -234,25 +224,13 @@ def case_usage(spulse, spool, tmp):
     expect(re.search(r"^  top ", out, re.M), out)
 
 
-CASES = {name[5:]: fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
-
-def main():
-    if len(sys.argv) != 4 or sys.argv[3] not in CASES:
-        print(f"usage: {sys.argv[0]} SPULSE REPORT_GEN {{{','.join(CASES)}}}",
-              file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="spulse-top-") as tmp:
-        spool = tmp + "/report.spool"
-        subprocess.run([sys.argv[2], spool], check=True)
-        try:
-            CASES[sys.argv[3]](sys.argv[1], spool, tmp)
-        except Failure as e:
-            print(f"FAIL: {e}", file=sys.stderr)
-            return 1
-    return 0
+def run_case(case, args, tmp):
+    spulse, report_gen = args
+    spool = tmp + "/report.spool"
+    subprocess.run([report_gen, spool], check=True)
+    case(spulse, spool, tmp)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(clitest.main(cases(globals()), ["SPULSE", "REPORT_GEN"],
+                          "spulse-top-", run_case))

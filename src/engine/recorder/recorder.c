@@ -10,7 +10,6 @@
  * processes sample at once.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,11 +20,10 @@
 #include "jit_side_names.h"
 #include "logging.h"
 #include "opts.h"
-#include "out_file.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
-#include "sink_internal.h"
+#include "spool_file.h"
 #include "system.h"
 
 static int opts_check(const struct sp_recorder_opts *o)
@@ -233,56 +231,22 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 	return 0;
 }
 
-static void spool_close(struct sp__mem *mem, struct sp__out_file *f)
-{
-	if (f) {
-		sp__out_close(f, mem);
-		sp__mem_free(mem, f, sizeof(*f));
-	}
-}
-
 /*
- * Threaded mode writes through io_uring, so the thread that orders and
- * encodes never waits in write(2); inline mode keeps the plain file sink.
- * Explicit flushes are durable (fdatasync) in both; the periodic push
- * that keeps live Tails fed is not. A device or FIFO gets the plain sink.
+ * The spool file (format's door, spool_file.h): threaded mode writes
+ * through io_uring, so the thread that orders and encodes never waits in
+ * write(2); inline mode keeps the plain file sink.
  */
 static int spool_open(const char *path, const struct sp_recorder_opts *o,
-		      struct sp__out_file **file, struct sp_sink **sink)
+		      struct sp__spool_file **file, struct sp_sink **sink)
 {
-	struct sp_sink_opts so = { .size = sizeof(so) };
-	uint32_t flags = SP__OUT_AT_COMMIT;
-	struct sp__out_file *f;
-	struct sp__mem mem;
-	int err, fd;
+	struct sp__spool_file_opts so = {
+		.allocator = o->allocator,
+		.logger = o->logger,
+		.keep_old = !!(o->flags & SP_RECORDER_KEEP_OLD),
+		.uring = worker_count(o->threads) > 0,
+	};
 
-	sp__mem_init(&mem, o->allocator);
-	f = sp__mem_calloc(&mem, 1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	if (o->flags & SP_RECORDER_KEEP_OLD)
-		flags |= SP__OUT_KEEP_OLD;
-	err = sp__out_open(f, &mem, path, flags);
-	/* The sink's own descriptor: @f keeps one to publish the file by. */
-	fd = err ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
-	if (!err && fd < 0)
-		err = -errno;
-	if (!err && (!worker_count(o->threads) || sp__out_in_place(f))) {
-		err = sp__sink_new_fd_owned(fd, f->regular, o->allocator, sink);
-	} else if (!err) {
-		so.allocator = o->allocator;
-		so.logger = o->logger;
-		so.flags = SP_SINK_CLOSE_FD | SP_SINK_URING_DATASYNC;
-		err = sp_sink_new_uring_fd(fd, &so, sink);
-	}
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		spool_close(&mem, f);
-		return err;
-	}
-	*file = f;
-	return 0;
+	return sp__spool_file_open(path, &so, file, sink);
 }
 
 /* The recorder writing to a new spool file at @path. */
@@ -290,9 +254,8 @@ static int recorder_open_path(const char *path,
 			      const struct sp_recorder_opts *o,
 			      struct sp_recorder **out)
 {
-	struct sp__out_file *file = NULL;
+	struct sp__spool_file *file = NULL;
 	struct sp_sink *sink;
-	struct sp__mem mem;
 	size_t len = strlen(path) + 1;
 	int err;
 
@@ -301,8 +264,7 @@ static int recorder_open_path(const char *path,
 		return err;
 	err = recorder_new(sink, o, out);
 	if (err) {
-		sp__mem_init(&mem, o->allocator);
-		spool_close(&mem, file); /* the path stays as it was */
+		sp__spool_file_close(file); /* the path stays as it was */
 		return err;
 	}
 	(*out)->out = file;
@@ -385,9 +347,9 @@ int sp__recorder_publish(struct sp_recorder *rec)
 {
 	int err;
 
-	if (!rec->out || rec->out->published)
+	if (!rec->out || sp__spool_file_published(rec->out))
 		return 0;
-	err = sp__out_publish(rec->out, &rec->mem);
+	err = sp__spool_file_publish(rec->out);
 	if (err)
 		sp__log(rec->logger, SP_LOG_ERROR,
 			"cannot put the spool at %s: %s", rec->path,
@@ -602,7 +564,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	if (rec->epfd >= 0)
 		close(rec->epfd);
 	sp_writer_free(rec->writer); /* closes the spool's fd */
-	spool_close(&mem, rec->out);
+	sp__spool_file_close(rec->out);
 	sp_unwinder_free(rec->unwinder);
 	if (rec->path)
 		sp__mem_free(&mem, rec->path, strlen(rec->path) + 1);

@@ -53,7 +53,7 @@
 /* Per process, at most one uncovered-PC maps reconcile per this. */
 #define SP__UNCOVERED_NS 100000000ull
 
-struct sp__out_file;
+struct sp__spool_file;
 struct sp__system;
 
 struct sp_recorder {
@@ -76,8 +76,8 @@ struct sp_recorder {
 	struct sp__offcpu offcpu; /* off-CPU and wall mode (offcpu.h) */
 	struct sp_recording_summary sum;
 	struct sp_poll_summary poll;
-	char *path;		  /* spool path (NULL for a caller's sink) */
-	struct sp__out_file *out; /* its file until closed (out_file.h) */
+	char *path;		    /* spool path (NULL for a caller's sink) */
+	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
 	struct sp__guardian guardian; /* for STOP attaches (guardian.h) */
 	uint64_t lost_pending; /* lost deltas not yet counted as a batch */
 	uint64_t last_lost_ns;
@@ -106,7 +106,7 @@ void sp__recorder_collect(struct sp_recorder *rec);
  */
 int sp__recorder_flush(struct sp_recorder *rec);
 /*
- * sp__recorder_publish makes the spool path name the file (out_file.h)
+ * sp__recorder_publish makes the spool path name the file (spool_file.h)
  * at the first poll, flush, finish or tail: a recorder closed before that
  * leaves the path as it was.
  */

@@ -11,8 +11,8 @@
 
 #include <stackpulse/tail.h>
 
-#include "out_file.h"
 #include "recorder_internal.h"
+#include "spool_file.h"
 
 bool sp_recorder_has_pending_events(const struct sp_recorder *rec)
 {
@@ -27,7 +27,7 @@ int sp_recorder_tail(struct sp_recorder *rec, struct sp_tail **out)
 	if (!rec || !out)
 		return -EINVAL;
 	/* A caller's sink, or a device or FIFO: no file to reopen. */
-	if (!rec->path || (rec->out && sp__out_in_place(rec->out)))
+	if (!rec->path || (rec->out && sp__spool_file_in_place(rec->out)))
 		return -EOPNOTSUPP;
 	if (rec->tail_taken)
 		return -EBUSY;

@@ -8,9 +8,9 @@
 #include <stackpulse/error.h>
 
 #include "jit_arena.h"
-#include "jit_table.h"
 #include "logging.h"
 #include "process.h"
+#include "unwind_jit.h"
 
 #define ARENA_MAX (1u << 20)
 #define PROBE_BYTES 4096u    /* read first: still zeroed, or worth a read */

@@ -17,10 +17,11 @@ struct sp__module;
  * to end at its first trampoline. The recorder reads each anonymous
  * executable module of a process marked as a Python runtime with perf
  * support (process_vm_readv, once, on the thread applying records) and
- * hands the bytes to the unwinder (src/unwind/jit_table.h), which accepts
- * them only when they are one decoded template tiled over the arena, and
- * returns a table id; the module's mapping then carries SP__MAPPING_JIT
- * and the id, and its frames are stepped exactly.
+ * hands the bytes to the unwinder (unwind's door for the engine,
+ * src/unwind/for_engine/unwind_jit.h), which accepts them only when they
+ * are one decoded template tiled over the arena, and returns a table id;
+ * the module's mapping then carries SP__MAPPING_JIT and the id, and its
+ * frames are stepped exactly.
  *
  * An arena is filled right after it is mapped and before any of its
  * trampolines runs, so a read that finds it still zeroed is retried at a

@@ -23,12 +23,12 @@
 
 #include "jit_arena.h"
 #include "jit_side.h"
-#include "jit_table.h"
 #include "logging.h"
 #include "mver.h"
 #include "proc_maps.h"
 #include "process.h"
 #include "python.h"
+#include "unwind_jit.h"
 #include "utf8.h"
 
 void sp__procs_init(struct sp__procs *procs, const struct sp__mem *mem,
