@@ -303,7 +303,8 @@ static int marker_chain(struct sp_symbolizer *sym)
 /* An off-CPU pseudo-frame (spool.h): its name says how the thread left. */
 static int off_cpu_chain(struct sp_symbolizer *sym, int how)
 {
-	set_plain(&sym->chain[0], how == 2 ? "[off-cpu:preempted]" : "[off-cpu]",
+	set_plain(&sym->chain[0],
+		  how == 2 ? "[off-cpu:preempted]" : "[off-cpu]",
 		  SP_RESOLVED_UNKNOWN);
 	sym->chain[0].flags = SP_RESOLVED_OFF_CPU;
 	sym->chain[0].module = SP_OFF_CPU_MODULE;

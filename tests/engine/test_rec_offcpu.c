@@ -190,14 +190,16 @@ int main(void)
 {
 	static const char *const sleep_calls[] = { "clock_nanosleep",
 						   "__nanosleep", NULL };
-	static const char *const read_calls[] = { "read", "__read", "__libc_read",
+	static const char *const read_calls[] = { "read", "__read",
+						  "__libc_read",
 						  "__GI___libc_read", NULL };
 	static const char *const lock_calls[] = {
-		"__lll_lock_wait", "pthread_mutex_lock", "__pthread_mutex_lock",
-		"___pthread_mutex_lock", "futex_wait", NULL
+		"__lll_lock_wait",	"pthread_mutex_lock",
+		"__pthread_mutex_lock", "___pthread_mutex_lock",
+		"futex_wait",		NULL
 	};
-	static const char *const fsync_calls[] = { "fsync", "__fsync", "__libc_fsync",
-						   NULL };
+	static const char *const fsync_calls[] = { "fsync", "__fsync",
+						   "__libc_fsync", NULL };
 
 	rec_require_perf(true);
 	check_off_cpu_only();

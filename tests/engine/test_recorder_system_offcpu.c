@@ -25,7 +25,8 @@ static pid_t spawn_pipe(void)
 
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(WL_OFFCPU_PATH, WL_OFFCPU_PATH, "2", "pipe", (char *)NULL);
+		execl(WL_OFFCPU_PATH, WL_OFFCPU_PATH, "2", "pipe",
+		      (char *)NULL);
 		_exit(127);
 	}
 	CHECK(pid > 0);

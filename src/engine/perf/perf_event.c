@@ -56,7 +56,8 @@ static bool wants_inherit_thread(const struct sp__perf_cfg *cfg,
 void sp__perf_attr(const struct sp__perf_cfg *cfg,
 		   const struct sp__perf_target *t, struct perf_event_attr *a)
 {
-	const struct sp__event_source *src = t->source ? t->source : cfg->source;
+	const struct sp__event_source *src = t->source ? t->source :
+							 cfg->source;
 	bool sideband = src == cfg->source;
 
 	memset(a, 0, sizeof(*a));

@@ -311,7 +311,8 @@ int sp__perf_parse_switch(const void *rec, size_t len, uint32_t type,
 
 	memset(out, 0, sizeof(*out));
 	out->next_prev_pid = out->next_prev_tid = -1;
-	if ((type != PERF_RECORD_SWITCH && type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+	if ((type != PERF_RECORD_SWITCH &&
+	     type != PERF_RECORD_SWITCH_CPU_WIDE) ||
 	    (st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) !=
 		    (PERF_SAMPLE_TID | PERF_SAMPLE_TIME) ||
 	    body(rec, len, sp__perf_id_size(st), &c) ||

@@ -38,7 +38,7 @@ struct sp__job {
 	int32_t tid;
 	bool kernel_mode;
 	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
-	void *block; /* reader block holding @s (threaded mode) */
+	void *block;  /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
 	const struct sp_mapping *maps;
 	size_t nmaps;

@@ -96,8 +96,7 @@ static void ioctl_all(struct sp_recorder *rec, unsigned long req)
 
 	sp__rings_ioctl(&rec->rings, req);
 	/* System mode's events beside the ring owners (wall mode's). */
-	for (i = 0; rec->sys && rec->cfg.extra && i < rec->sys->events.len;
-	     i++)
+	for (i = 0; rec->sys && rec->cfg.extra && i < rec->sys->events.len; i++)
 		ioctl(((struct sp__event *)sp__vec_at(&rec->sys->events, i))->fd,
 		      req, 0);
 	for (i = 0; i < rec->procs.list.len; i++) {

@@ -49,16 +49,16 @@ struct sp__offcpu_span {
 	uint64_t t_out;
 	uint64_t carry; /* ns below one interval, for the next span */
 	uint32_t leaf;	/* stack node of the switch-out stack */
-	bool open; /* written side: the switch-out stack is in the spool */
+	bool open;	/* written side: the switch-out stack is in the spool */
 	/*
 	 * Applied side (records in time order, ahead of the writes in
 	 * threaded mode): a switch-out sample was dispatched and no end
 	 * since; how its SWITCH_OUT record says it left.
 	 */
 	bool armed;
-	bool preempt;	  /* what the last SWITCH_OUT record said */
-	uint64_t out_ns;  /* that record's time */
-	uint64_t in_ns;	  /* the last switch-in's time */
+	bool preempt;	 /* what the last SWITCH_OUT record said */
+	uint64_t out_ns; /* that record's time */
+	uint64_t in_ns;	 /* the last switch-in's time */
 };
 
 /** struct sp__offcpu is the recorder's off-CPU state. */
@@ -66,11 +66,11 @@ struct sp__offcpu {
 	int mode; /* enum sp_profile_mode */
 	uint64_t interval_ns;
 	uint64_t min_ns;
-	uint32_t module; /* the SP_OFF_CPU_MODULE kernel module's id */
+	uint32_t module;       /* the SP_OFF_CPU_MODULE kernel module's id */
 	struct sp__map by_tid; /* tid -> index in @spans */
 	struct sp__vec spans;  /* struct sp__offcpu_span */
-	size_t nopen;  /* written side */
-	size_t narmed; /* applied side */
+	size_t nopen;	       /* written side */
+	size_t narmed;	       /* applied side */
 };
 
 /*

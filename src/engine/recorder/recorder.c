@@ -437,8 +437,8 @@ int sp_recorder_finish(struct sp_recorder *rec)
 	keep_running_maps(rec);
 	/* Threads still off the CPU were so up to now. */
 	if (!err)
-		err = sp__offcpu_finish(rec,
-					sp__clock_read(sp__recorder_clock(rec)));
+		err = sp__offcpu_finish(
+			rec, sp__clock_read(sp__recorder_clock(rec)));
 	ferr = sp_writer_finish(rec->writer);
 	rec->finished = true;
 	return err ? err : ferr;
