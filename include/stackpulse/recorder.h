@@ -49,9 +49,11 @@ struct sp_recorder;
 #define SP_RECORDER_INHERIT_CHILDREN 0x2u /* follow forked children */
 #define SP_RECORDER_ZSTD 0x4u /* compress the spool (zstd frame per chunk) */
 /*
- * Never read JIT runtimes' code from the targets (CPython -X perf
- * trampolines, docs/explanation/jit.md): stacks through it then end
- * where the frame-pointer fallback stops.
+ * Never read JIT runtimes' code or what they describe of it from the
+ * targets: no CPython -X perf trampolines (docs/explanation/jit.md), no
+ * jitdump files (their unwinding info), no GDB JIT objects
+ * (docs/how-to/jit.md). Stacks through JIT code then end where the
+ * frame-pointer fallback stops, and GDB JIT names are not kept.
  */
 #define SP_RECORDER_NO_JIT_CODE 0x8u
 /* sp_recorder_open(): the file at the path is kept as PATH.old (perf's habit) */
@@ -110,8 +112,13 @@ struct sp_system_opts {
  *   keeps there a copy of each process generation's perf map
  *   (/tmp/perf-<pid>.map) as the generation ends (exit, exec) or the
  *   recording does, so JIT names survive the process and a later reuse
- *   of its pid; give the same directory to sp_symbolizer_opts.jit_dir.
- *   Created (0700, with a marker file) on the first copy; a previous
+ *   of its pid, and, per process, a jitdump file with the function names
+ *   of its GDB JIT objects (gdbjit-<pid>-<n>.dump), written as the
+ *   objects are read from the target, so those names survive code
+ *   removal and the process (docs/how-to/jit.md; without a directory,
+ *   GDB JIT code is still unwound through, but its names are not kept).
+ *   Give the same directory to sp_symbolizer_opts.jit_dir.
+ *   Created (0700, with a marker file) on the first file; a previous
  *   recording's files are removed from it when the recorder opens; a
  *   directory without the marker that holds such names is refused
  *   (sp_recorder_open fails with -EEXIST), /tmp with -EINVAL.
@@ -443,6 +450,63 @@ struct sp_pipeline_stats {
  */
 SP_API int sp_recorder_pipeline_stats(const struct sp_recorder *recorder,
 				      struct sp_pipeline_stats *out);
+
+/**
+ * struct sp_jit_stats counts what the recorder did with JIT code
+ * (docs/how-to/jit.md). Set @size to sizeof(struct sp_jit_stats).
+ * @jitdump_files: jitdump files followed (modules named jit-PID.dump).
+ * @jitdump_records: complete records read from them.
+ * @jitdump_unwind: code loads that came with unwinding info (regions
+ *   with CFI).
+ * @jitdump_errors: files that could not be opened, or stopped on a
+ *   corrupt record, a newer format, a file that shrank, or the size
+ *   bound.
+ * @gdb_processes: processes whose GDB JIT descriptor was found.
+ * @gdb_checks: descriptor reads; @gdb_walks: entry lists walked.
+ * @gdb_objects: objects read and accepted; @gdb_removed: objects seen
+ *   gone; @gdb_bytes: object bytes read.
+ * @gdb_list_errors: lists that looped, had over 4,096 entries, or could
+ *   not be read.
+ * @gdb_bad_objects: objects skipped: size 0 or over 64 MiB, over the
+ *   256 MiB total, changed while read, or not an ELF object of the recorder's architecture.
+ * @retries: unwinds redone after a refresh because they stopped in
+ *   possible JIT code; @retries_better: of those, how many went deeper.
+ * @regenerations: anonymous modules written again as a new generation
+ *   because JIT code replaced other code in them.
+ * @names: code-load records written for GDB JIT functions;
+ *   @names_lost: functions whose names could not be kept (no directory,
+ *   sidecar I/O errors, code not readable).
+ */
+struct sp_jit_stats {
+	size_t size;
+	uint64_t jitdump_files;
+	uint64_t jitdump_records;
+	uint64_t jitdump_unwind;
+	uint64_t jitdump_errors;
+	uint64_t gdb_processes;
+	uint64_t gdb_checks;
+	uint64_t gdb_walks;
+	uint64_t gdb_objects;
+	uint64_t gdb_removed;
+	uint64_t gdb_bytes;
+	uint64_t gdb_list_errors;
+	uint64_t gdb_bad_objects;
+	uint64_t retries;
+	uint64_t retries_better;
+	uint64_t regenerations;
+	uint64_t names;
+	uint64_t names_lost;
+};
+
+/**
+ * sp_recorder_jit_stats fills the first @out->size bytes of @out (a
+ * caller's older, smaller struct gets its part).
+ * @return 0, -EINVAL (NULL argument, @out->size below sizeof(size_t) or
+ *         not a multiple of it).
+ * Thread: single-owner. Allocates: no. Blocks: no.
+ */
+SP_API int sp_recorder_jit_stats(const struct sp_recorder *recorder,
+				 struct sp_jit_stats *out);
 
 /**
  * sp_recorder_summary fills the first @out->size bytes of @out with the

@@ -264,6 +264,20 @@ SP_API int sp_spool_stack_frames(const struct sp_spool *spool, uint32_t stack,
 				 uint32_t *frame_ids, size_t cap);
 
 /**
+ * sp_spool_frame_time returns when frame @frame_id was first sampled:
+ * the timestamp of the first sample record after the frame's record,
+ * i.e. the sample the writer defined it for (SPULSE3 §7 writes a frame
+ * right before the sample that first uses it). The Symbolizer names JIT
+ * code at that time, so code freed and replaced at the same addresses
+ * keeps its own name (docs/how-to/jit.md).
+ * @return nanoseconds on the sample clock, or 0 when unknown: no sample
+ *         followed the frame (yet), a module-table store, or @frame_id
+ *         out of range.
+ */
+SP_API uint64_t sp_spool_frame_time(const struct sp_spool *spool,
+				    uint32_t frame_id);
+
+/**
  * sp_spool_resolve maps frame @frame_id, as used by a sample of process
  * @pid, to its module following SPULSE3 §6 (pinned frames: their module;
  * unpinned: the newest module visible to the frame that owns the address).

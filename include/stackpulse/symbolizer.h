@@ -18,8 +18,11 @@ extern "C" {
 /*
  * A Symbolizer turns the raw frames of a spool into names. Resolution order
  * per frame (docs and research/stackpulse-features.md §1.10):
- *   1. perf map <dir>/perf-<pid>.map, for user frames whose module is
- *      unknown or an anonymous-class mapping, when allowed for the pid;
+ *   1. JIT code names for user frames whose module is unknown or an
+ *      anonymous-class mapping: jitdump files the spool names (the
+ *      runtime's jit-<pid>.dump, the recorder's copies of GDB JIT
+ *      objects; docs/how-to/jit.md), then the perf map
+ *      <dir>/perf-<pid>.map when allowed for the pid;
  *   2. native ELF symbols (+ DWARF lines and inline frames) for file-backed
  *      user modules, or the caller's native plug-in;
  *   3. kernel symbols (kallsyms, System.map) for kernel frames;
@@ -65,6 +68,7 @@ enum sp_symbol_origin {
 	SP_ORIGIN_KERNEL_SYMBOLS = 2,
 	SP_ORIGIN_ADDRESS_ONLY = 3,
 	SP_ORIGIN_PLUGIN = 4,
+	SP_ORIGIN_JITDUMP = 5, /* a jitdump file (a JIT's, or GDB JIT names) */
 };
 
 /* Flags of struct sp_resolved_frame (hints; no UI policy applied). */
@@ -157,7 +161,8 @@ struct sp_native_symbolizer {
 #define SP_SYMBOLIZER_NO_INLINE 0x4u	/* no inline frames */
 #define SP_SYMBOLIZER_NO_LINES 0x8u	/* no DWARF at all (symbols only) */
 #define SP_SYMBOLIZER_NO_DEMANGLE                                              \
-	0x10u /* names as the symbol tables have them */
+	0x10u			   /* names as the symbol tables have them */
+#define SP_SYMBOLIZER_NO_JIT 0x20u /* never read jitdump files */
 
 /**
  * enum sp_stack_cache chooses who keeps whole resolved stacks.
@@ -197,6 +202,10 @@ enum sp_stack_cache {
  * @native: plug-in replacing the built-in ELF/DWARF backend.
  * @stack_cache: enum sp_stack_cache (default internal). It concerns
  *   sp_symbolizer_resolve_stack() only: resolve_raw never keeps stacks.
+ * @jit_dir: a directory searched first for the jitdump files the spool
+ *   names, by their last path component (copies kept next to a spool,
+ *   e.g. the recorder's <spool>.jit directory); NULL: only the recorded
+ *   paths.
  */
 struct sp_symbolizer_opts {
 	size_t size;

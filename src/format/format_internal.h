@@ -70,7 +70,16 @@ struct sp_spool {
 	struct sp__vec python_at;
 	struct sp__vec retired; /* uint32_t module ids retired by the last
 				   tag 7/8 record decoded */
-	uint64_t retirements;	/* modules retired so far (tag 7 and 8) */
+	/*
+	 * uint64_t per frame: the timestamp of the first sample after its
+	 * record, i.e. of the sample that made the writer define it (SPULSE3
+	 * §7: frames go out right before the sample using them). JIT names
+	 * are looked up at that time (src/sym/sym_jit.c). Frames no sample
+	 * followed, or a failed growth, have none (sp__spool_frame_ns 0).
+	 */
+	struct sp__vec frame_ns;
+	bool frame_ns_failed; /* a growth failed: no later frame gets one */
+	uint64_t retirements; /* modules retired so far (tag 7 and 8) */
 	bool keep_python;
 	bool have_first;
 	uint64_t first_ns; /* first sample in file order (§8) */
@@ -163,13 +172,32 @@ size_t sp__spool_decode_samples(const struct sp_spool *spool,
 				struct sp__cursor *cur,
 				struct sp__sample_rec *out, size_t cap);
 
-/* Records the first sample timestamp for §8 (first sample in file order). */
+/* Gives the frames defined since the last sample the time @ts. */
+void sp__spool_stamp_frames(struct sp_spool *spool, uint64_t ts);
+
+/*
+ * Records the first sample timestamp for §8 (first sample in file order)
+ * and stamps the frames defined before this sample. Readers call it for
+ * each sample in file order, or once per run of samples with the first
+ * one's time.
+ */
 static inline void sp__spool_note_sample(struct sp_spool *spool, uint64_t ts)
 {
 	if (!spool->have_first) {
 		spool->have_first = true;
 		spool->first_ns = ts;
 	}
+	if (spool->frame_ns.len < spool->frames.len && !spool->frame_ns_failed)
+		sp__spool_stamp_frames(spool, ts);
+}
+
+/* The time of frame @id (see struct sp_spool.frame_ns), 0 when unknown. */
+static inline uint64_t sp__spool_frame_ns(const struct sp_spool *spool,
+					  uint32_t id)
+{
+	return id < spool->frame_ns.len ?
+		       ((const uint64_t *)spool->frame_ns.data)[id] :
+		       0;
 }
 
 /*

@@ -98,7 +98,8 @@ static int push_samples(struct sp_snapshot *s, struct sp__cursor *cur,
 			n = sp__spool_decode_samples(&s->spool, cur, slot,
 						     room);
 		}
-		if (n && s->nsamples == 0)
+		/* The run's first sample follows any frames defined before. */
+		if (n)
 			sp__spool_note_sample(&s->spool, slot->timestamp_ns);
 		s->nsamples += n;
 	} while (n == room);

@@ -26,6 +26,7 @@ void sp__spool_init(struct sp_spool *spool, const struct sp__mem *mem,
 	sp__vec_init(&spool->python, sizeof(struct sp_python_record));
 	sp__vec_init(&spool->python_at, sizeof(uint32_t));
 	sp__vec_init(&spool->retired, sizeof(uint32_t));
+	sp__vec_init(&spool->frame_ns, sizeof(uint64_t));
 	spool->keep_python = keep_python;
 }
 
@@ -40,7 +41,28 @@ void sp__spool_fini(struct sp_spool *spool)
 	sp__vec_fini(&spool->python, mem);
 	sp__vec_fini(&spool->python_at, mem);
 	sp__vec_fini(&spool->retired, mem);
+	sp__vec_fini(&spool->frame_ns, mem);
 	sp__arena_fini(&spool->arena, mem);
+}
+
+void sp__spool_stamp_frames(struct sp_spool *spool, uint64_t ts)
+{
+	size_t n = spool->frames.len - spool->frame_ns.len, i;
+
+	/* Out of memory: these and later frames get no time (0), not a
+	 * later sample's. */
+	if (sp__vec_reserve(&spool->frame_ns, &spool->mem, n)) {
+		spool->frame_ns_failed = true;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		((uint64_t *)spool->frame_ns.data)[spool->frame_ns.len++] = ts;
+}
+
+SP_API uint64_t sp_spool_frame_time(const struct sp_spool *spool,
+				    uint32_t frame_id)
+{
+	return spool ? sp__spool_frame_ns(spool, frame_id) : 0;
 }
 
 SP_API uint64_t sp_spool_start_timestamp_us(const struct sp_spool *spool)

@@ -50,7 +50,7 @@ static int read_opts(const struct sp_symbolizer_opts *opts,
 		return err;
 	if (o->flags & ~(SP_SYMBOLIZER_NO_PERF_MAPS | SP_SYMBOLIZER_NO_KERNEL |
 			 SP_SYMBOLIZER_NO_INLINE | SP_SYMBOLIZER_NO_LINES |
-			 SP_SYMBOLIZER_NO_DEMANGLE))
+			 SP_SYMBOLIZER_NO_DEMANGLE | SP_SYMBOLIZER_NO_JIT))
 		return -EINVAL;
 	if (o->perf_map_pid_count && !o->perf_map_pids)
 		return -EINVAL;
@@ -102,6 +102,8 @@ static int copy_opts(struct sp_symbolizer *sym,
 	if (!err)
 		err = copy_str(sym, dirs ? dirs : "/usr/lib/debug",
 			       &sym->debug_dirs);
+	if (!err)
+		err = sp__sym_jit_new(sym, sym->jit_dir);
 	if (err || !n)
 		return err;
 	sym->perf_map_pids =
@@ -239,6 +241,7 @@ SP_API void sp_symbolizer_free(struct sp_symbolizer *sym)
 	if (sym->cache_ready)
 		sp__sym_cache_fini(&sym->cache);
 	free_backends(sym);
+	sp__sym_jit_free(sym);
 	sp__vec_fini(&sym->modules, &mem);
 	sp__map_fini(&sym->native_index, &mem);
 	sp__vec_fini(&sym->natives, &mem);
@@ -399,6 +402,17 @@ static int perf_map_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
 		return 0;
 	memset(&sym->chain[0], 0, sizeof(sym->chain[0]));
 	return sp__perf_map_lookup(map, u->frame.abs_ip, &sym->chain[0]) == 1;
+}
+
+/* JIT code names from jitdump files (sym_jit.c), same eligibility. */
+static int jit_chain(struct sp_symbolizer *sym, const struct user_ctx *u,
+		     uint32_t frame_id, int32_t pid)
+{
+	if (u->has_mod && !sp__perf_map_eligible(u->mod.path) &&
+	    !sp__sym_jit_module(&u->mod))
+		return 0;
+	return sp__sym_jit_chain(sym, pid, frame_id, u->frame.abs_ip,
+				 u->has_mod ? &u->mod : NULL);
 }
 
 static int gather_user(struct sp_symbolizer *sym, uint32_t frame_id,
@@ -685,7 +699,11 @@ static int build_chain(struct sp_symbolizer *sym, uint32_t frame_id,
 		finish_chain(sym, *n, frame_id, &u->fc, false);
 		return CHAIN_DONE;
 	}
-	*n = perf_map_chain(sym, u, frame_id, pid);
+	*n = jit_chain(sym, u, frame_id, pid);
+	if (*n < 0)
+		return *n;
+	if (!*n)
+		*n = perf_map_chain(sym, u, frame_id, pid);
 	if (*n) {
 		finish_chain(sym, *n, frame_id, &u->fc, false);
 		return CHAIN_DONE;

@@ -283,6 +283,7 @@ struct sp_symbolizer {
 	struct sp__vec retire_modules; /* uint32_t: likewise */
 	struct sp__vec invalid_pids; /* int32_t: reported by the last update */
 	uint32_t modules_seen;	     /* module records checked by updates */
+	struct sp__sym_jit *jit;     /* jitdump names (sym_jit.c) */
 	uint32_t gen_modules_seen;   /* module records given to generations */
 	/* What the last scan of a Snapshot's or Replay's generations saw. */
 	size_t scan_modules, scan_python;
@@ -367,6 +368,22 @@ int sp__sym_scan_generations(struct sp_symbolizer *sym);
  * to sp__sym_invalidate(). Returns 0 or -ENOMEM.
  */
 int sp__sym_gens_update(struct sp_symbolizer *sym, const struct sp_tail *tail);
+
+/* ---- sym_jit.c: JIT code names from jitdump files (lock held) ---- */
+
+struct sp__sym_jit;
+/* Sets up sym->jit; @dir is the jit_dir option (copied by the caller). */
+int sp__sym_jit_new(struct sp_symbolizer *sym, const char *dir);
+void sp__sym_jit_free(struct sp_symbolizer *sym);
+/*
+ * Names user frame @frame_id of @pid at @pc into sym->chain[0] from a
+ * jitdump file of the pid; @mod is the frame's module (NULL: none).
+ * Returns 1, 0 (no name) or -ENOMEM.
+ */
+int sp__sym_jit_chain(struct sp_symbolizer *sym, int32_t pid, uint32_t frame_id,
+		      uint64_t pc, const struct sp_module *mod);
+/* Whether module @m is itself a jitdump file (a GDB JIT object's code). */
+bool sp__sym_jit_module(const struct sp_module *m);
 
 /* ---- sym_modules.c: module-table symbolizers ---- */
 

@@ -16,6 +16,7 @@
 #include "map.h"
 #include "opts.h"
 #include "unwind_internal.h"
+#include "for_engine/unwind_jit.h"
 #include "unwind_stats.h"
 #include "vec.h"
 
@@ -593,6 +594,8 @@ struct walk {
 	size_t n;	   /* frames stored */
 	size_t limit, cap; /* the depth cap (<= cap) and the array's size */
 	struct sp_unwind_stats st;
+	const struct sp__jit_index *jit; /* JIT code of the process, or NULL */
+	uint64_t time;			 /* the sample's, for @jit */
 	unsigned nregions, next_region;
 	struct region regions[REGIONS];
 };
@@ -641,9 +644,59 @@ static void region_fill(struct walk *w, struct region *g,
 	g->tkey = (uint64_t)r->table_id << 32;
 }
 
+/*
+ * Shrinks @g to [lo, hi), inside it, keeping its pinning exact: a pc
+ * stays pinned only when pc - mapping start + file offset does not wrap.
+ */
+static void region_clip(struct region *g, uint64_t lo, uint64_t hi)
+{
+	uint64_t d = lo - g->start;
+
+	if (d > g->pin_max) {
+		g->module_id = SP_NO_MODULE;
+		g->rel = 0;
+		g->pin_max = UINT64_MAX;
+	} else {
+		g->pin_max -= d;
+	}
+	g->start = lo;
+	g->len = hi - lo;
+}
+
+/*
+ * JIT code (unwind_jit.h): the region becomes the code's own range with
+ * its table, pinned like the mapping around it; outside code, the
+ * region is narrowed to the gap between code ranges so that a later
+ * frame in JIT code of the same mapping is looked up again.
+ */
+static void region_jit(struct walk *w, struct region *g, uint64_t pc,
+		       const struct sp__jit_region *jr)
+{
+	uint64_t lo = g->start, hi = g->start + g->len;
+
+	if (!jr) {
+		sp__jit_index_gap(w->jit, pc, &lo, &hi);
+		region_clip(g, lo, hi);
+		return;
+	}
+	if (g->len == 0) { /* no mapping: unpinned, the code's range */
+		lo = jr->start;
+		hi = jr->end;
+		g->start = lo;
+	}
+	region_clip(g, jr->start > lo ? jr->start : lo,
+		    jr->end < hi ? jr->end : hi);
+	g->table = jr->table;
+	g->reason = SP_FALLBACK_DWARF_CFI_INDEX_LOOKUP;
+	g->tlo = jr->bias + jr->table->base;
+	g->span = jr->table->nrows ? jr->table->span : 0;
+	g->tkey = 0; /* not in the pc cache: JIT tables have no slot id */
+}
+
 /* The region of @pc, when it is not the previous frame's. */
 static const struct region *region_enter(struct walk *w, uint64_t pc)
 {
+	const struct sp__jit_region *jr = NULL;
 	const struct sp_mapping *m;
 	struct region *g;
 	unsigned i;
@@ -652,13 +705,20 @@ static const struct region *region_enter(struct walk *w, uint64_t pc)
 		if (pc - w->regions[i].start < w->regions[i].len)
 			return &w->regions[i];
 	m = find_mapping(w, pc);
-	if (!m)
+	if (w->jit)
+		jr = sp__jit_index_find(w->jit, pc, w->time);
+	if (!m && !jr)
 		return &no_region;
 	if (w->nregions < REGIONS)
 		g = &w->regions[w->nregions++];
 	else
 		g = &w->regions[w->next_region++ % REGIONS];
-	region_fill(w, g, m);
+	if (m)
+		region_fill(w, g, m);
+	else
+		*g = no_region;
+	if (w->jit)
+		region_jit(w, g, pc, jr);
 	return g;
 }
 
@@ -1003,6 +1063,19 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 		       struct sp_frame *frames, size_t cap,
 		       struct sp_unwind_stats *stats)
 {
+	return sp__unwinder_unwind_jit(unwinder, regs, stack, stack_len,
+				       stack_addr, maps, nmaps, NULL, 0, frames,
+				       cap, stats);
+}
+
+int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
+			    const struct sp_regs *regs, const void *stack,
+			    size_t stack_len, uint64_t stack_addr,
+			    const struct sp_mapping *maps, size_t nmaps,
+			    const struct sp__jit_index *jit, uint64_t time,
+			    struct sp_frame *frames, size_t cap,
+			    struct sp_unwind_stats *stats)
+{
 	struct walk w;
 
 	if (!unwinder || !regs ||
@@ -1010,6 +1083,8 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 	    walk_init(&w, unwinder, stack, stack_len, stack_addr, maps, nmaps,
 		      frames, cap))
 		return -EINVAL;
+	w.jit = jit && jit->n ? jit : NULL;
+	w.time = time;
 	return walk_end(&w,
 			walk_can_step(&w, regs) ? walk_frames(&w, regs) : -1,
 			stats);

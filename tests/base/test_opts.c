@@ -469,6 +469,11 @@ static int fill_summary(struct sp_recorder *rec, void *out)
 	return sp_recorder_summary(rec, out);
 }
 
+static int fill_jit_stats(struct sp_recorder *rec, void *out)
+{
+	return sp_recorder_jit_stats(rec, out);
+}
+
 static void test_output_structs(void)
 {
 	union {
@@ -477,6 +482,7 @@ static void test_output_structs(void)
 	} u;
 	const struct sp_pipeline_stats *st = (const void *)u.b;
 	const struct sp_recording_summary *sum = (const void *)u.b;
+	const struct sp_jit_stats *js = (const void *)u.b;
 	struct sp_recorder *rec;
 	struct sp_sink *sink;
 
@@ -489,6 +495,9 @@ static void test_output_structs(void)
 	check_output_sizes(fill_summary, sizeof(*sum), u.b, rec);
 	CHECK(sum->sample_events == 0 && sum->samples == 0);
 	CHECK_EQ(sum->fallbacks[SP_FALLBACK_COUNT - 1], 0);
+	/* And the JIT counters (their own struct, sized the same way). */
+	check_output_sizes(fill_jit_stats, sizeof(*js), u.b, rec);
+	CHECK(js->jitdump_files == 0 && js->names_lost == 0);
 	sp_recorder_close(rec);
 }
 

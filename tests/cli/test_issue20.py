@@ -11,6 +11,7 @@ Exit status: 0 pass, 1 fail, 77 skip.
 """
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -261,14 +262,19 @@ def module_spool(path, module_path, text, work_off):
 
 
 def build_work(t):
-    """a1 (stripped, debuglink), a1.debug/a2.debug dwz'd into common.debug."""
-    need_tools("gcc", "objcopy", "dwz", "readelf", "nm")
+    """a1 (stripped, debuglink), a1.debug/a2.debug dwz'd into common.debug.
+
+    Compiled by $SPULSE_TEST_CC (default gcc): a cross build names the
+    target's compiler, whose files the objcopy first on its PATH handles.
+    """
+    cc = os.environ.get("SPULSE_TEST_CC") or "gcc"
+    need_tools(cc, "objcopy", "dwz", "readelf", "nm", "eu-addr2line")
     src = t.dir + "/work.c"
     with open(src, "wb") as f:
         f.write(WORK_C)
     d = t.dir
     for n, flag in (("a1", []), ("a2", ["-DSECOND"])):
-        subprocess.run(["gcc", "-O2", "-g", *flag, src, "-o", f"{d}/{n}"],
+        subprocess.run([cc, "-O2", "-g", *flag, src, "-o", f"{d}/{n}"],
                        check=True)
         subprocess.run(["objcopy", "--only-keep-debug", f"{d}/{n}",
                         f"{d}/{n}.debug"], check=True)
@@ -285,12 +291,26 @@ def build_work(t):
         w = line.split()
         if w and w[0] == "LOAD" and "E" in w[6:-1]:
             text = (int(w[2], 16), int(w[1], 16), int(w[5], 16))
-    nm = subprocess.run(["nm", f"{d}/app"], check=True,
+    nm = subprocess.run(["nm", "-S", f"{d}/app"], check=True,
                         stdout=subprocess.PIPE).stdout.decode()
-    work = [int(l.split()[0], 16) for l in nm.splitlines()
-            if l.split()[-1] == "work"][0]
+    work, size = [(int(l.split()[0], 16), int(l.split()[1], 16))
+                  for l in nm.splitlines() if l.split()[-1] == "work"][0]
     expect(text is not None, f"no text segment: {lo}")
-    return text, work
+    return text, inlined_pc(f"{d}/a1", work, size)
+
+
+def inlined_pc(path, start, size):
+    """The first address of [start, start + size) in helper's inlined code,
+    by eu-addr2line on @path: work's first instruction is helper's on
+    x86-64, but its frame record's store on AArch64."""
+    p = subprocess.run(["eu-addr2line", "-a", "-i", "-f", "-e", path]
+                       + [hex(a) for a in range(start, start + size, 4)],
+                       check=True, stdout=subprocess.PIPE).stdout.decode()
+    for block in re.split(r"^(?=0x)", p, flags=re.M):
+        lines = block.splitlines()
+        if len(lines) > 1 and lines[1].startswith("helper inlined"):
+            return int(lines[0], 16)
+    raise Failure(f"eu-addr2line: no address of work in helper: {p!r}")
 
 
 def speedscope_frames(t, spool):

@@ -65,6 +65,12 @@ int main(void)
 	CHECK_EQ_INT(sp__jit_side_init(&s, &mem, NULL, dir), -EEXIST);
 	CHECK(exists(path));
 	unlink(path);
+	/* GDB JIT names (jit_sidecar.c) are such names too. */
+	snprintf(path, sizeof(path), "%s/gdbjit-1-0.dump", dir);
+	write_file(path, "x");
+	CHECK_EQ_INT(sp__jit_side_init(&s, &mem, NULL, dir), -EEXIST);
+	CHECK(exists(path));
+	unlink(path);
 
 	/* Two generations of this pid, and nothing when there is no map. */
 	CHECK_OK(sp__jit_side_init(&s, &mem, NULL, side));
@@ -91,7 +97,16 @@ int main(void)
 	CHECK_OK(sp__jit_side_init(&s, &mem, NULL, side));
 	CHECK(!exists(path));
 	CHECK(!exists(side));
+	/* A sidecar's directory is made as the copies' is (0700, marked). */
+	CHECK_OK(sp__jit_side_open(&s));
+	snprintf(path, sizeof(path), "%s/gdbjit-%d-0.dump", side, pid);
+	write_file(path, "x");
 	sp__jit_side_fini(&s);
+	CHECK_OK(sp__jit_side_init(&s, &mem, NULL, side));
+	CHECK(!exists(path));
+	CHECK(!exists(side));
+	sp__jit_side_fini(&s);
+	CHECK_EQ_INT(sp__jit_side_open(&s), -ENOENT); /* no directory */
 
 	unlink(map);
 	CHECK_OK(rmdir(dir));

@@ -24,6 +24,12 @@ _Static_assert(offsetof(struct sp_reader_opts, size) == 0, "opts size first");
 _Static_assert(sizeof(struct sp_writer_opts) == 48, "sp_writer_opts");
 _Static_assert(offsetof(struct sp_writer_opts, size) == 0, "opts size first");
 _Static_assert(sizeof(struct sp_allocator) == 24, "sp_allocator");
+/* The counters follow @size without padding (spulse record lists them). */
+_Static_assert(sizeof(struct sp_jit_stats) == 144, "sp_jit_stats");
+_Static_assert(offsetof(struct sp_jit_stats, jitdump_files) == 8,
+	       "sp_jit_stats");
+_Static_assert(offsetof(struct sp_jit_stats, names_lost) == 136,
+	       "sp_jit_stats");
 _Static_assert(sizeof(struct sp_logger) == 24, "sp_logger");
 _Static_assert(sizeof(struct sp_sink_ops) == 32, "sp_sink_ops");
 _Static_assert(sizeof(struct sp_sink_opts) == 48, "sp_sink_opts");

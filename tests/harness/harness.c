@@ -201,6 +201,17 @@ static void no_jit_code(struct sp_recorder *rec, struct sp__process *p,
 	(void)now_ns;
 }
 
+/* Nor their jitdump files or GDB JIT lists as they were then. */
+static int no_jit_refresh(struct sp_recorder *rec, struct sp__process *p,
+			  uint64_t now_ns, unsigned flags)
+{
+	(void)rec;
+	(void)p;
+	(void)now_ns;
+	(void)flags;
+	return 0;
+}
+
 static int no_sweep(struct sp_recorder *rec, bool force)
 {
 	(void)rec;
@@ -352,6 +363,7 @@ static int replay_attach(struct sp__replay *rp)
 	rp->policy.group_gone = never_gone;
 	rp->policy.sample_pc = no_reconcile;
 	rp->policy.jit_code = no_jit_code;
+	rp->policy.jit_refresh = no_jit_refresh;
 	rp->policy.sweep = no_sweep;
 	rings->sample_type = rp->hdr.sample_type;
 	rings->sample_type_fixed = true;

@@ -66,8 +66,8 @@ int spulse_parse_seconds(const char *cmd, const char *opt, const char *val,
 
 /*
  * spulse_jit_dir writes the JIT side directory of spool @spool ("@spool.jit":
- * perf maps `record` kept for each process) into @buf. Returns 0, or -1
- * when it does not fit.
+ * perf maps `record` kept for each process, and the names of GDB JIT
+ * objects) into @buf. Returns 0, or -1 when it does not fit.
  */
 int spulse_jit_dir(const char *spool, char *buf, size_t size);
 

@@ -147,11 +147,16 @@ void spulse_record_usage(FILE *f)
 	      "                   else CPUs - 1)\n"
 	      "  --zstd           compress the spool\n"
 	      "  --jit-dir DIR    keep the perf maps of JIT runtimes (Python\n"
-	      "                   -X perf, node --perf-basic-prof) in DIR as\n"
-	      "                   processes exit (default FILE.jit; report\n"
-	      "                   reads it from there)\n"
-	      "  --no-jit-dir     do not keep them (names then come from\n"
-	      "                   /tmp/perf-PID.map at report time)\n"
+	      "                   -X perf, node --perf-basic-prof) as\n"
+	      "                   processes exit, and the names of GDB JIT\n"
+	      "                   objects, in DIR (default FILE.jit;\n"
+	      "                   report reads it from there)\n"
+	      "  --no-jit-dir     do not keep them (perf map names then\n"
+	      "                   come from /tmp/perf-PID.map at report\n"
+	      "                   time; GDB JIT code stays unnamed)\n"
+	      "  --no-jit         read no JIT code, jitdump files or GDB\n"
+	      "                   JIT objects (stacks then stop in JIT\n"
+	      "                   code without frame pointers)\n"
 	      "  -p PID           record a running process (repeatable,\n"
 	      "                   or a comma-separated list); --pid PID\n"
 	      "                   is the same; with -a: keep only these\n"
@@ -392,6 +397,8 @@ static int parse_option(int argc, char **argv, int *i, struct record_opts *o)
 		o->rec.flags &= ~SP_RECORDER_INHERIT_CHILDREN;
 	else if (strcmp(a, "--zstd") == 0)
 		o->rec.flags |= SP_RECORDER_ZSTD;
+	else if (strcmp(a, "--no-jit") == 0)
+		o->rec.flags |= SP_RECORDER_NO_JIT_CODE;
 	else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 		spulse_record_usage(stdout);
 		return SPULSE_EXIT_OK;
@@ -707,6 +714,27 @@ static void print_size(const struct record_state *st, const char *out,
 	fputc('\n', stderr);
 }
 
+/* "  JIT code: jitdump_files=1 ..." with the counters that are not 0. */
+static void print_jit(const struct record_state *st)
+{
+	static const char *const names[] = {
+		"jitdump_files",  "jitdump_records", "jitdump_unwind",
+		"jitdump_errors", "gdb_processes",   "gdb_checks",
+		"gdb_walks",	  "gdb_objects",     "gdb_removed",
+		"gdb_bytes",	  "gdb_list_errors", "gdb_bad_objects",
+		"retries",	  "retries_better",  "regenerations",
+		"names",	  "names_lost",
+	};
+	struct sp_jit_stats js = { .size = sizeof(js) };
+	uint64_t v[sizeof(names) / sizeof(names[0])];
+
+	if (sp_recorder_jit_stats(st->rec, &js))
+		return;
+	/* The counters follow @size in the struct, in this order. */
+	memcpy(v, &js.jitdump_files, sizeof(v));
+	print_counts("  JIT code:", names, v, sizeof(names) / sizeof(names[0]));
+}
+
 static void print_summary(const struct record_state *st, const char *out)
 {
 	static const char *const errs[SP_SAMPLE_ERR_COUNT] = {
@@ -771,6 +799,7 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.switch_events, s.off_cpu_spans, s.samples_synthesized,
 			s.blocks_below_threshold, s.switch_lost,
 			s.switch_anomalies);
+	print_jit(st);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)
 		fprintf(stderr,

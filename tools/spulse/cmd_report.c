@@ -766,6 +766,7 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 	int err;
 
 	r->recovered = sp_replay_is_recovered(replay);
+	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = count_samples(replay, o, r);
 	if (err)
 		return err;
@@ -773,7 +774,6 @@ static int run_report(struct sp_replay *replay, const struct report_opts *o,
 		so.flags |= SP_SYMBOLIZER_NO_INLINE;
 	if (o->no_demangle)
 		so.flags |= SP_SYMBOLIZER_NO_DEMANGLE;
-	so.jit_dir = spulse_jit_dir_found(o->path, jit, sizeof(jit));
 	err = sp_symbolizer_new(spool, &so, &sym);
 	if (err)
 		return err;

@@ -48,7 +48,8 @@ int sp__pipeline_new(const struct sp__pipeline_cfg *cfg,
 		sp__pipeline_free(p);
 		return err;
 	}
-	p->job->stats = &p->ustats; /* inline mode counts straight in */
+	/* Counted when written, as in threaded mode: a write may unwind again. */
+	p->job->stats = &p->job->own;
 	*out = p;
 	return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <stackpulse/log.h>
 #include <stackpulse/recorder.h>
@@ -175,6 +176,17 @@ static inline int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out)
 }
 
 /*
+ * A job's unwind counters join the pipeline's once it is written
+ * (ops->write may unwind it again, replacing them).
+ */
+static inline void sp__pipeline_count(struct sp__pipeline *p,
+				      struct sp__job *job)
+{
+	sp_unwind_stats_add(&p->ustats, job->stats);
+	memset(job->stats, 0, sizeof(*job->stats));
+}
+
+/*
  * Unwinds @job: inline mode at once, then writes it (ops->write);
  * threaded mode hands it to a worker when its bytes stay in a reader
  * block, else unwinds it here. Returns 0 or the write error.
@@ -182,10 +194,17 @@ static inline int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out)
 static inline int sp__pipeline_submit(struct sp__pipeline *p,
 				      struct sp__job *job)
 {
+	int err;
+
 	if (p->threads)
 		return sp__threaded_submit(p, job);
 	sp__job_unwind(p->unwinder, job);
-	return p->ops->write(p->ctx, job);
+	err = p->ops->write(p->ctx, job);
+	if (!err)
+		sp__pipeline_count(p, job);
+	else /* the record is applied again: a new unwind */
+		memset(job->stats, 0, sizeof(*job->stats));
+	return err;
 }
 
 /* Writes every job dispatched so far (procs->sync; @p as void *). */

@@ -18,6 +18,7 @@
 
 #include "pool.h"
 #include "qsample.h"
+#include "unwind_jit.h"
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t seen)
 {
@@ -38,10 +39,11 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 
 	sp_regs_get(&s->regs, SP_REG_SP, &sp); /* checked by user_prepare */
 	if (job->unwind)
-		n = sp_unwinder_unwind(unwinder, &s->regs, stack,
-				       (size_t)s->stack_len, sp, job->maps,
-				       job->nmaps, job->frames + job->nk,
-				       job->cap - job->nk, job->stats);
+		n = sp__unwinder_unwind_jit(unwinder, &s->regs, stack,
+					    (size_t)s->stack_len, sp, job->maps,
+					    job->nmaps, job->jit_index,
+					    job->time, job->frames + job->nk,
+					    job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 }
 

@@ -16,6 +16,8 @@
 #define SP__KERNEL_FRAMES 1024u
 #define SP__JOBS 128u /* jobs in flight, a power of two */
 
+struct sp__jit_index;
+struct sp__jit_snap;
 struct sp__mver;
 struct sp__qsample;
 
@@ -40,6 +42,9 @@ struct sp__job {
 	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
 	void *block;  /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
+	/* JIT code (track/jit_track.h): the owner's reference, its index. */
+	struct sp__jit_snap *jit;
+	const struct sp__jit_index *jit_index; /* NULL: none */
 	const struct sp_mapping *maps;
 	size_t nmaps;
 	struct sp_unwind_stats *stats; /* where the unwinder counts */

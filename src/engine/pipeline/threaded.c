@@ -256,12 +256,11 @@ int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 	int err;
 
 	while ((job = sp__pool_head(pool, wait))) {
-		/* A worker's counters, added once even if the write fails. */
-		sp_unwind_stats_add(&p->ustats, job->stats);
-		memset(job->stats, 0, sizeof(*job->stats));
 		err = p->ops->write(p->ctx, job);
 		if (err)
 			return err; /* the job stays at the head: retried */
+		/* Counted once written: the write may have unwound it again. */
+		sp__pipeline_count(p, job);
 		if (job->block)
 			sp__rblock_consume(job->block);
 		sp__pool_pop(pool);

@@ -128,6 +128,8 @@ static int dispatch(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 	job->maps = NULL;
 	job->nmaps = 0;
 	job->ver = NULL;
+	job->jit = NULL;
+	job->jit_index = NULL;
 	return sp__pipeline_submit(rec->pipe, job);
 }
 

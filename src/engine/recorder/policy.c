@@ -74,6 +74,7 @@ const struct sp__policy sp__policy_process = {
 	.group_gone = sp__live_group_gone,
 	.sample_pc = sp__live_sample_pc,
 	.jit_code = sp__live_jit_code,
+	.jit_refresh = sp__live_jit_refresh,
 	.sweep = sp__recorder_sweep,
 	.sweep_begin = nothing,
 	.collect_lost = no_other_events,

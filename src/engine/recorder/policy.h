@@ -24,10 +24,10 @@ struct sp__process;
  *                  system_track.c)
  *
  * The live hooks that read /proc, open pidfds or read target memory
- * (@watch, @group_gone, @sample_pc, @jit_code, @sweep) are the same in
- * both; the replay harness (tests/harness) runs a copy of the recorder's
- * policy with those five replaced by ones that do nothing, since captured
- * processes may be gone.
+ * (@watch, @group_gone, @sample_pc, @jit_code, @jit_refresh, @sweep) are
+ * the same in both; the replay harness (tests/harness) runs a copy of the
+ * recorder's policy with those six replaced by ones that do nothing,
+ * since captured processes may be gone.
  */
 struct sp__policy {
 	/* Processes have events of their own: attach and thread refresh. */
@@ -66,6 +66,13 @@ struct sp__policy {
 	 */
 	void (*jit_code)(struct sp_recorder *rec, struct sp__process *p,
 			 uint64_t now_ns);
+	/*
+	 * Learn at @now_ns what is new of live @p's jitdump file and GDB
+	 * JIT list (sp__jit_refresh() with @flags, SP__JIT_*: a routine
+	 * check, or a retry of an unwind that stopped in JIT code).
+	 */
+	int (*jit_refresh)(struct sp_recorder *rec, struct sp__process *p,
+			   uint64_t now_ns, unsigned flags);
 	/* The loss recovery sweep (paced unless @force). */
 	int (*sweep)(struct sp_recorder *rec, bool force);
 	/* A sweep that runs starts (before it looks at any process). */
@@ -90,5 +97,7 @@ int sp__live_sample_pc(struct sp_recorder *rec, struct sp__process *p,
 		       uint64_t pc); /* reconciles when no module covers @pc */
 void sp__live_jit_code(struct sp_recorder *rec, struct sp__process *p,
 		       uint64_t now_ns); /* reads the target (jit_arena.h) */
+int sp__live_jit_refresh(struct sp_recorder *rec, struct sp__process *p,
+			 uint64_t now_ns, unsigned flags); /* jit_code.c */
 
 #endif /* SP_ENGINE_POLICY_H */

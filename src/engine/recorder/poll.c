@@ -116,6 +116,8 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		err = sp__recorder_read_lost(rec, false);
 	if (!err)
 		err = rec->policy->sweep(rec, false);
+	if (!err)
+		err = sp__jit_poll(rec);
 	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
 		err = sp_writer_push(rec->writer);
 		rec->last_flush_ns = watermark;

@@ -18,6 +18,7 @@
 #include <stackpulse/error.h>
 
 #include "jit_side_names.h"
+#include "jit_track.h"
 #include "logging.h"
 #include "opts.h"
 #include "perf_event.h"
@@ -221,6 +222,8 @@ static int recorder_new(struct sp_sink *sink, const struct sp_recorder_opts *o,
 					o->jit_dir);
 	rec->procs.jit_side = &rec->jit_side;
 	rec->procs.no_jit_code = !!(o->flags & SP_RECORDER_NO_JIT_CODE);
+	if (!err && !rec->procs.no_jit_code)
+		err = sp__jit_new(&rec->mem, rec->logger, &rec->procs.jit);
 	if (!err)
 		err = pipeline_new(rec, worker_count(o->threads), depth_of(o));
 	if (err) {
@@ -476,6 +479,20 @@ int sp_recorder_active_process_count(struct sp_recorder *rec)
 	return n;
 }
 
+int sp_recorder_jit_stats(const struct sp_recorder *rec,
+			  struct sp_jit_stats *out)
+{
+	struct sp_jit_stats st;
+
+	if (!rec)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	if (rec->procs.jit)
+		st = rec->procs.jit->st;
+	st.size = sizeof(st);
+	return sp__opts_store(out, &st, sizeof(st));
+}
+
 int sp_recorder_summary(const struct sp_recorder *rec,
 			struct sp_recording_summary *out)
 {
@@ -560,6 +577,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__procs_fini(&rec->procs);
 	sp__offcpu_fini(rec);
 	sp__jit_side_fini(&rec->jit_side);
+	sp__jit_free(rec->procs.jit); /* after the processes: their tables */
 	sp__rings_fini(&rec->rings);
 	if (rec->epfd >= 0)
 		close(rec->epfd);

@@ -125,6 +125,24 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s);
 int sp__recorder_sample_write(void *ctx, struct sp__job *job);
 void sp__recorder_sample_discard(void *ctx, struct sp__job *job);
 
+/*
+ * jit_code.c: JIT code of jitdump files and GDB JIT lists (track's
+ * jit_track.h), around samples and polls.
+ */
+/* Before a sample of @p at @time: a due check, new modules, regenerations. */
+int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
+			  uint64_t time);
+/*
+ * After @job was unwound: if it stopped inside possible JIT code of a
+ * process with a JIT source, refresh that process (rate-limited) and
+ * unwind once more. Only where the job's stack bytes are still valid.
+ * @writing: called while jobs are being written (threaded mode), where
+ * no module may change: new GDB JIT objects get their modules later.
+ */
+int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing);
+/* Each poll: the routine checks of every tracked process (paced). */
+int sp__jit_poll(struct sp_recorder *rec);
+
 /* attach.c / events.c */
 int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			     int32_t tid, bool on_exec);

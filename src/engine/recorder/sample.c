@@ -17,6 +17,7 @@
 #include <linux/perf_event.h>
 
 #include "jit_arena.h"
+#include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
 #include "pipeline.h"
@@ -86,6 +87,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	job->maps = NULL;
 	job->nmaps = 0;
 	job->ver = NULL;
+	job->jit = NULL;
 	if (s->regs.abi == SP_REGS_ABI_NONE) {
 		if (!is_kernel_mode(s))
 			rec->sum.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING]++;
@@ -108,6 +110,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)
 		return true;
+	job->jit = sp__jit_snap_get(&rec->procs, p);
 	if (!sp__pipeline_is_threaded(rec->pipe))
 		return !sp__process_mappings(&rec->procs, p, &job->maps,
 					     &job->nmaps);
@@ -151,10 +154,15 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	if (skipped(rec, s))
 		return 0;
 	/* May write module records: before this sample takes its slot. */
+	err = sp__jit_before_sample(rec, sp__procs_find(&rec->procs, s->pid),
+				    s->time);
+	if (err)
+		return err;
 	unwind = user_prepare(rec, s, &tmp);
 	err = sp__pipeline_job(rec->pipe, &job);
 	if (err) {
 		sp__mver_put(&rec->mem, tmp.ver);
+		sp__jit_snap_put(&rec->mem, tmp.jit);
 		return err;
 	}
 	job->s = s;
@@ -177,18 +185,35 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->maps = tmp.maps;
 	job->nmaps = tmp.nmaps;
 	job->ver = tmp.ver;
+	job->jit = tmp.jit;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,
 					  SP__KERNEL_FRAMES);
-	return sp__pipeline_submit(rec->pipe, job);
+	job->jit_index = sp__jit_snap_index(job->jit);
+	err = sp__pipeline_submit(rec->pipe, job);
+	/* Threaded, copied: its stack is valid now only (its job waits). */
+	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block)
+		err = sp__jit_retry(rec, job, true);
+	return err;
 }
 
 /* The frames of @job into the spool; 0 also when the writer refused. */
 static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 {
+	bool threaded = sp__pipeline_is_threaded(rec->pipe);
 	struct sp_frame *f = job->frames;
-	size_t n = job->n, i;
+	size_t n, i;
 	int err;
 
+	/*
+	 * Inline mode: its stack is in the ring until written; a worker's
+	 * job: in the reader block (a copied one was retried when submitted).
+	 */
+	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block)) {
+		err = sp__jit_retry(rec, job, threaded);
+		if (err)
+			return err;
+	}
+	n = job->n;
 	if (n == 0 && job->ip && job->tag <= SP__JOB_SWITCH_OUT) {
 		f[0].abs_ip = f[0].file_relative_ip = job->ip;
 		f[0].module_id = SP_NO_MODULE;
@@ -229,6 +254,12 @@ int sp__recorder_sample_write(void *ctx, struct sp__job *job)
 		sp__mver_put(&rec->mem, job->ver);
 		job->ver = NULL;
 	}
+	/* And its JIT index; inline mode's job is filled anew after an error. */
+	if (!err || !sp__pipeline_is_threaded(rec->pipe)) {
+		sp__jit_snap_put(&rec->mem, job->jit);
+		job->jit = NULL;
+		job->jit_index = NULL;
+	}
 	return err;
 }
 
@@ -238,4 +269,7 @@ void sp__recorder_sample_discard(void *ctx, struct sp__job *job)
 
 	sp__mver_put(&rec->mem, job->ver);
 	job->ver = NULL;
+	sp__jit_snap_put(&rec->mem, job->jit);
+	job->jit = NULL;
+	job->jit_index = NULL;
 }

@@ -262,6 +262,7 @@ const struct sp__policy sp__policy_system = {
 	.group_gone = sp__live_group_gone,
 	.sample_pc = sp__live_sample_pc,
 	.jit_code = sp__live_jit_code,
+	.jit_refresh = sp__live_jit_refresh,
 	.sweep = sp__recorder_sweep,
 	.sweep_begin = sweep_begin,
 	.collect_lost = collect_lost,

@@ -20,11 +20,16 @@
 #define TOTAL_MAX (256ull << 20) /* per recording */
 #define SOURCE_DIR "/tmp"	 /* where runtimes write perf-<pid>.map */
 
-/* Names this recorder writes: perf-<pid>[@<end>].map and their temporaries. */
+/*
+ * Names this recorder writes: perf-<pid>[@<end>].map and their
+ * temporaries, and the GDB JIT names gdbjit-<pid>-<n>.dump (jit_sidecar.c).
+ */
 static bool ours(const char *name)
 {
 	size_t n = strlen(name);
 
+	if (strncmp(name, "gdbjit-", 7) == 0)
+		return n > 5 && strcmp(name + n - 5, ".dump") == 0;
 	if (name[0] == '.')
 		name++, n--;
 	return strncmp(name, "perf-", 5) == 0 &&
@@ -182,10 +187,12 @@ static bool copied_before(struct sp__jit_side *side, int32_t pid,
 	return same;
 }
 
-static int open_dir(struct sp__jit_side *side)
+int sp__jit_side_open(struct sp__jit_side *side)
 {
 	int fd;
 
+	if (!side->dir)
+		return -ENOENT;
 	if (side->dirfd >= 0)
 		return 0;
 	if (mkdir(side->dir, 0700) && errno != EEXIST)
@@ -276,8 +283,9 @@ static int save_map(struct sp__jit_side *side, int32_t pid, uint32_t end)
 		close(in);
 		return -ENOENT; /* nothing this generation wrote */
 	}
-	err = side->bytes + (uint64_t)st.st_size > TOTAL_MAX ? -EFBIG :
-							       open_dir(side);
+	err = side->bytes + (uint64_t)st.st_size > TOTAL_MAX ?
+		      -EFBIG :
+		      sp__jit_side_open(side);
 	if (err) {
 		close(in);
 		return err;

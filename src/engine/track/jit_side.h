@@ -11,8 +11,8 @@
 #include "vec.h"
 
 /*
- * What a JIT runtime writes about its code (today /tmp/perf-<pid>.map;
- * issue 18: jitdump files and GDB JIT objects) dies with the process or
+ * What a JIT runtime writes about its code (/tmp/perf-<pid>.map here;
+ * the names of GDB JIT objects: jit_sidecar.c) dies with the process or
  * is overwritten by the next process that gets its pid. When the recorder
  * has a side directory (struct sp_recorder_opts.jit_dir), it copies a
  * process's data at the end of each of its generations: at the tag-7
@@ -69,5 +69,13 @@ void sp__jit_side_fini(struct sp__jit_side *side);
  * to copy is not an error; failures are counted in @side.
  */
 void sp__jit_side_save(struct sp__jit_side *side, int32_t pid, uint32_t end);
+
+/*
+ * Creates the directory (0700, with the marker) unless done before, for
+ * files of other kinds the recorder writes there (jit_sidecar.c: files
+ * 0600, names that sp__jit_side_init() removes). Returns 0 (@side->dirfd
+ * is open), -ENOENT (no side directory) or -errno.
+ */
+int sp__jit_side_open(struct sp__jit_side *side);
 
 #endif /* SP_ENGINE_JIT_SIDE_H */

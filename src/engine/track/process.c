@@ -23,6 +23,7 @@
 
 #include "jit_arena.h"
 #include "jit_side.h"
+#include "jit_track.h"
 #include "logging.h"
 #include "mver.h"
 #include "proc_maps.h"
@@ -62,6 +63,7 @@ static void process_free(const struct sp__mem *mem, struct sp__process *p)
 	sp__vec_fini(&p->maps, mem);
 	sp__vec_fini(&p->events, mem);
 	sp__mver_put(mem, p->mver);
+	sp__jit_proc_free(p->jit);
 	sp__mem_free(mem, p, sizeof(*p));
 }
 
@@ -475,6 +477,8 @@ int sp__process_retire_all(struct sp__procs *procs, struct sp__process *proc)
 	size_t i;
 	int err;
 
+	/* Exit or exec: the JIT code it had is gone (jit_track.h). */
+	sp__jit_proc_end(proc->jit, procs->time_ns);
 	err = sp__python_unmark(procs, proc);
 	if (!err)
 		err = sp__procs_sync(procs);

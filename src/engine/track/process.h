@@ -22,6 +22,9 @@
  * match what samples saw.
  */
 
+struct sp__jit;
+struct sp__jit_proc;
+
 /** struct sp__module is one active module generation of a process. */
 struct sp__jit_side;
 
@@ -79,11 +82,12 @@ struct sp__process {
 	 */
 	struct sp__process *parent;
 	bool events_held;
-	struct sp__mver *mver; /* threaded mode: the current map version */
-	uint64_t dying_ns;     /* when the group's death was seen */
-	bool sampled;	       /* a sample since the last recovery sweep */
-	uint32_t jit_pending;  /* modules with jit_tries left (jit_arena.h) */
-	uint32_t jit_reads;    /* their code read whole so far (bounded) */
+	struct sp__mver *mver;	  /* threaded mode: the current map version */
+	struct sp__jit_proc *jit; /* JIT code state (jit_track.h), or NULL */
+	uint64_t dying_ns;	  /* when the group's death was seen */
+	bool sampled;		  /* a sample since the last recovery sweep */
+	uint32_t jit_pending; /* modules with jit_tries left (jit_arena.h) */
+	uint32_t jit_reads;   /* their code read whole so far (bounded) */
 };
 
 /*
@@ -122,6 +126,8 @@ struct sp__procs {
 	/* Copies of JIT runtimes' data per generation (NULL: none). */
 	struct sp__jit_side *jit_side;
 	bool no_jit_code; /* SP_RECORDER_NO_JIT_CODE: never read their code */
+	/* jitdump and GDB JIT state (jit_track.h); NULL: NO_JIT_CODE */
+	struct sp__jit *jit;
 };
 
 static inline int sp__procs_sync(struct sp__procs *procs)
