@@ -79,8 +79,8 @@ static void print_line(const char *tool, const char *kind, uint64_t switches,
 		       uint64_t lost)
 {
 	printf("{\"bench\":\"offcpu\",\"tool\":\"%s\",\"workload\":"
-	       "\"wl_offcpu %s\",\"switches\":%" PRIu64
-	       ",\"lost\":%" PRIu64 ",\"recorder_cpu_s\":%.4f,"
+	       "\"wl_offcpu %s\",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64
+	       ",\"recorder_cpu_s\":%.4f,"
 	       "\"cpu_us_per_switch\":%.2f,\"blocked_s\":%.3f,\"bytes\":%" PRIu64
 	       ",\"bytes_per_blocked_s\":%.0f}\n",
 	       tool, kind, switches, lost, cpu,
@@ -105,9 +105,8 @@ static int run_ours(const char *dir, const char *secs, const char *kind,
 	o.mode = SP_PROFILE_OFF_CPU;
 	err = sp_recorder_open(path, &o, &rec);
 	if (!err)
-		err = sp_launch_suspended(argv[0],
-					  (char *const *)(uintptr_t)argv, NULL,
-					  &launch);
+		err = sp_launch_suspended(
+			argv[0], (char *const *)(uintptr_t)argv, NULL, &launch);
 	if (!err) {
 		r = sp_recorder_attach(rec, sp_launch_pid(launch),
 				       SP_ATTACH_ON_EXEC);
@@ -141,11 +140,11 @@ static int run_perf(const char *dir, const char *secs, const char *kind,
 		    double blocked)
 {
 	char data[512], rus[512], envv[600], home[600];
-	const char *argv[] = { "perf", "record",     "-q",	    "-e",
-			       "context-switches", "--call-graph",
-			       "dwarf,32768",	   "-o",	    data,
-			       "--",		   WL_OFFCPU_PATH, secs,
-			       kind,		   NULL };
+	const char *argv[] = {
+		"perf",		"record",      "-q", "-e", "context-switches",
+		"--call-graph", "dwarf,32768", "-o", data, "--",
+		WL_OFFCPU_PATH, secs,	       kind, NULL
+	};
 	static char *env[1024];
 	struct rusage ru;
 	uint64_t samples = 0, lost = 0;

@@ -12,9 +12,11 @@
  *   fsync  the main thread writes a block and fsyncs a temporary file
  *
  * With WL_REPORT_FILE set, each thread that does the work writes a line
- * "tid start_s end_s waited_s" there: CLOCK_MONOTONIC (the clock of perf
- * timestamps) at its start and end, and how much of that it spent in
- * the waiting call (measured around the call).
+ * "tid start_s end_s waited_s cpu_s" there: CLOCK_MONOTONIC (the clock of perf
+ * timestamps) at its start and end, and how much of that it spent off
+ * the CPU in the waiting call (wall time around the call less the
+ * thread's CPU time in it: fsync, say, also runs in the kernel) and its
+ * CPU time in all (threads start with none: CLOCK_THREAD_CPUTIME_ID).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,6 +38,20 @@ static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fight = PTHREAD_MUTEX_INITIALIZER;
 static int pipe_fd[2];
 
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Off-CPU time since (@t, @c): wall time less this thread's CPU time. */
+static double off_since(double t, double c)
+{
+	return (wl_now() - t) - (thread_cpu() - c);
+}
+
 static void report(double start, double waited)
 {
 	const char *path = getenv("WL_REPORT_FILE");
@@ -46,8 +62,9 @@ static void report(double start, double waited)
 	pthread_mutex_lock(&report_lock);
 	f = fopen(path, "a");
 	if (f) {
-		fprintf(f, "%ld %.6f %.6f %.6f\n", (long)syscall(SYS_gettid),
-			start, wl_now(), waited);
+		fprintf(f, "%ld %.6f %.6f %.6f %.6f\n",
+			(long)syscall(SYS_gettid), start, wl_now(), waited,
+			thread_cpu());
 		fclose(f);
 	}
 	pthread_mutex_unlock(&report_lock);
@@ -73,17 +90,18 @@ WL_NAMED void wl_off_sleep(double seconds)
 
 WL_NAMED void *wl_pipe_reader(void *arg)
 {
-	double start = wl_now(), waited = 0, t;
-	char c;
+	double start = wl_now(), waited = 0, t, c;
+	char ch;
 
 	(void)arg;
 	for (;;) {
 		ssize_t n;
 
 		t = wl_now();
-		n = read(pipe_fd[0], &c, 1);
-		waited += wl_now() - t;
-		if (n <= 0 || c == 'q')
+		c = thread_cpu();
+		n = read(pipe_fd[0], &ch, 1);
+		waited += off_since(t, c);
+		if (n <= 0 || ch == 'q')
 			break;
 	}
 	report(start, waited);
@@ -92,13 +110,14 @@ WL_NAMED void *wl_pipe_reader(void *arg)
 
 WL_NAMED void *wl_mutex_worker(void *arg)
 {
-	double start = wl_now(), waited = 0, t;
+	double start = wl_now(), waited = 0, t, c;
 
 	(void)arg;
 	while (wl_now() < end_time) {
 		t = wl_now();
+		c = thread_cpu();
 		pthread_mutex_lock(&fight);
-		waited += wl_now() - t;
+		waited += off_since(t, c);
 		wl_off_spin(0.002);
 		pthread_mutex_unlock(&fight);
 	}
@@ -109,7 +128,7 @@ WL_NAMED void *wl_mutex_worker(void *arg)
 WL_NAMED void wl_fsync_loop(double end)
 {
 	char path[] = "/tmp/wl_offcpu_XXXXXX", block[4096];
-	double start = wl_now(), waited = 0, t;
+	double start = wl_now(), waited = 0, t, c;
 	int fd = mkstemp(path);
 
 	if (fd < 0)
@@ -120,8 +139,9 @@ WL_NAMED void wl_fsync_loop(double end)
 		if (write(fd, block, sizeof(block)) < 0)
 			break;
 		t = wl_now();
+		c = thread_cpu();
 		fsync(fd);
-		waited += wl_now() - t;
+		waited += off_since(t, c);
 	}
 	close(fd);
 	report(start, waited);
@@ -129,13 +149,14 @@ WL_NAMED void wl_fsync_loop(double end)
 
 static int run_sleep(void)
 {
-	double start = wl_now(), waited = 0, t;
+	double start = wl_now(), waited = 0, t, c;
 
 	while (wl_now() < end_time) {
 		wl_off_spin(0.005);
 		t = wl_now();
+		c = thread_cpu();
 		wl_off_sleep(0.005);
-		waited += wl_now() - t;
+		waited += off_since(t, c);
 	}
 	report(start, waited);
 	return 0;

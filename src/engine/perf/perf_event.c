@@ -77,7 +77,7 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg,
 	a->enable_on_exec = t->kind == SP__TARGET_TASK && t->on_exec;
 	a->inherit = t->kind == SP__TARGET_TASK;
 	a->inherit_thread = wants_inherit_thread(cfg, t);
-	a->exclude_kernel = !cfg->kernel && !src->in_kernel;
+	a->exclude_kernel = !cfg->kernel && !src->in_kernel && !cfg->all_modes;
 	a->exclude_hv = 1;
 	a->exclude_callchain_user = 1;
 	a->mmap = sideband;

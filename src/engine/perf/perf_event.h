@@ -24,6 +24,12 @@ struct sp__perf_cfg {
 	 * cpu-clock); NULL for none.
 	 */
 	const struct sp__event_source *extra;
+	/*
+	 * Every source counts kernel-mode time too, kernel callchains or
+	 * not (wall mode: a thread's samples must add up to its time, and
+	 * time in a syscall is neither user time nor off-CPU time).
+	 */
+	bool all_modes;
 	uint32_t hz;
 	uint32_t stack_size;
 	bool kernel; /* still true after the first open if kernel allowed */

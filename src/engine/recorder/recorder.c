@@ -69,6 +69,7 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 	rec->cfg.source = o->mode == SP_PROFILE_OFF_CPU ?
 				  &sp__source_context_switches :
 				  &sp__source_cpu_clock;
+	rec->cfg.all_modes = o->mode == SP_PROFILE_WALL;
 	rec->cfg.extra = o->mode == SP_PROFILE_WALL ?
 				 &sp__source_context_switches :
 				 NULL;
