@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_python: recorder CPU per sample for Python -X perf, JIT steps off vs on. */
+/* bench_python: recorder CPU per sample and frame, Python -X perf or native. */
 
 /*
  * Issue 12 made the Python stacks whole: the recorder reads each CPython
@@ -27,6 +27,15 @@
  *   bench_python [--python PATH] [--seconds S] [--rounds N] [--hz HZ]
  *                [--only before|after] [--fixed no]   (one mode, no
  *                no-work run: what bench_python_callgrind.py runs)
+ *                [--workload python|native]
+ *
+ * --workload native records tests/workloads/wl_recursion (C, -O2 without
+ * frame pointers, main -> 40 x wl_recurse -> leaf: DWARF CFI only, no
+ * JIT code; --seconds of its CPU time) instead, for the bound where the stacks do not change: there
+ * "before" is the same mode run with main's library (LD_LIBRARY_PATH, see
+ * bench_recorder_cost.py), and both modes unwind the same stacks.
+ * Every run line has the net cost per frame as well
+ * (recorder_us_per_frame_net: the frames of the no-work run subtracted).
  *
  * One JSON object per line on stdout. Needs root (or a permissive
  * perf_event_paranoid) and a CPython 3.12+; prints a "skip" line and
@@ -47,6 +56,8 @@
 
 #include <stackpulse.h>
 
+#include "workload_paths.h"
+
 #define ROUNDS_MAX 16
 #define GOAL_RATIO 1.10
 
@@ -57,6 +68,7 @@ struct cfg {
 	unsigned rounds;
 	uint32_t hz;
 	int only;      /* -1: both modes; 0: before only; 1: after only */
+	bool native;   /* wl_recursion instead of py_nested.py */
 	bool no_fixed; /* skip the no-work runs (bench_python_callgrind.py) */
 	char dir[64];
 };
@@ -131,8 +143,13 @@ static int run(const struct cfg *c, bool after, const char *seconds,
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	char spool[128], jit[160];
-	const char *argv[] = { c->python, "-X",	       "perf", c->script,
-			       seconds,	  "/dev/null", NULL };
+	const char *py[] = { c->python, "-X",	     "perf", c->script,
+			     seconds,	"/dev/null", NULL };
+	/* wl_duration() takes 0 for its default: the no-work run is 1 ms. */
+	const char *wl[] = { WL_RECURSION_PATH,
+			     strcmp(seconds, "0") ? seconds : "0.001", "40",
+			     "cpu", NULL };
+	const char *const *argv = c->native ? wl : py;
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec = NULL;
 	double cpu0 = self_cpu_s();
@@ -173,30 +190,43 @@ static double us_per_sample(const struct result *r)
 	return r->samples ? 1e6 * r->cpu_s / (double)r->samples : 0;
 }
 
+/* Net CPU per unit: @n units of @r less the @n0 of the no-work run @fixed. */
+static double net_per(const struct result *r, const struct result *fixed,
+		      uint64_t n, uint64_t n0)
+{
+	return n > n0 ? 1e6 * (r->cpu_s - fixed->cpu_s) / (double)(n - n0) : 0;
+}
+
 /* Per sample without the fixed start/stop cost (@fixed: a run doing no work). */
 static double net_us(const struct result *r, const struct result *fixed)
 {
-	uint64_t n = r->samples > fixed->samples ? r->samples - fixed->samples :
-						   0;
+	return net_per(r, fixed, r->samples, fixed->samples);
+}
 
-	return n ? 1e6 * (r->cpu_s - fixed->cpu_s) / (double)n : 0;
+static const char *bench_name(const struct cfg *c)
+{
+	return c->native ? "recorder_native" : "python_jit";
 }
 
 static void print_run(const struct cfg *c, unsigned round, bool after,
 		      const struct result *r, const struct result *fixed)
 {
-	printf("{\"bench\":\"python_jit\",\"mode\":\"%s\",\"round\":%u"
+	printf("{\"bench\":\"%s\",\"mode\":\"%s\",\"round\":%u"
 	       ",\"hz\":%u,\"samples\":%" PRIu64 ",\"truncated_pct\":%.2f"
 	       ",\"recorder_cpu_s\":%.4f,\"fixed_cpu_s\":%.4f"
-	       ",\"fixed_samples\":%" PRIu64 ",\"recorder_us_per_sample\":%.3f"
+	       ",\"fixed_samples\":%" PRIu64 ",\"frames\":%" PRIu64
+	       ",\"fixed_frames\":%" PRIu64 ",\"recorder_us_per_sample\":%.3f"
 	       ",\"recorder_us_per_sample_net\":%.3f"
+	       ",\"recorder_us_per_frame_net\":%.4f"
 	       ",\"frames_per_sample\":%.2f"
 	       ",\"bytes_per_sample\":%.2f,\"perf_maps_kept\":%" PRIu64 "}\n",
-	       after ? "after" : "before", round, (unsigned)c->hz, r->samples,
+	       bench_name(c), after ? "after" : "before", round,
+	       (unsigned)c->hz, r->samples,
 	       r->samples ? 100.0 * (double)r->truncated / (double)r->samples :
 			    0,
-	       r->cpu_s, fixed->cpu_s, fixed->samples, us_per_sample(r),
-	       net_us(r, fixed),
+	       r->cpu_s, fixed->cpu_s, fixed->samples, r->frames, fixed->frames,
+	       us_per_sample(r), net_us(r, fixed),
+	       net_per(r, fixed, r->frames, fixed->frames),
 	       r->samples ? (double)r->frames / (double)r->samples : 0,
 	       r->samples ? (double)r->bytes / (double)r->samples : 0,
 	       r->maps_kept);
@@ -229,6 +259,10 @@ static int parse(int argc, char **argv, struct cfg *c)
 			c->only = strcmp(argv[i + 1], "after") == 0;
 		else if (strcmp(argv[i], "--fixed") == 0)
 			c->no_fixed = strcmp(argv[i + 1], "no") == 0;
+		else if (strcmp(argv[i], "--workload") == 0 &&
+			 (strcmp(argv[i + 1], "python") == 0 ||
+			  strcmp(argv[i + 1], "native") == 0))
+			c->native = strcmp(argv[i + 1], "native") == 0;
 		else
 			return -1;
 	}
@@ -250,10 +284,12 @@ int main(int argc, char **argv)
 	snprintf(c.seconds, sizeof(c.seconds), "2");
 	if (parse(argc, argv, &c)) {
 		fprintf(stderr, "usage: bench_python [--python PATH] "
-				"[--seconds S] [--rounds N] [--hz HZ]\n");
+				"[--seconds S] [--rounds N] [--hz HZ] "
+				"[--only before|after] [--fixed no] "
+				"[--workload python|native]\n");
 		return 2;
 	}
-	if (find_python(&c)) {
+	if (!c.native && find_python(&c)) {
 		printf("{\"bench\":\"python_jit\",\"skip\":\"no python3.12+\"}\n");
 		return 0;
 	}
@@ -286,21 +322,21 @@ int main(int argc, char **argv)
 	}
 	rmdir(c.dir);
 	if (err) {
-		printf("{\"bench\":\"python_jit\",\"error\":\"%s\"}\n",
+		printf("{\"bench\":\"%s\",\"error\":\"%s\"}\n", bench_name(&c),
 		       sp_strerror(err));
 		return 1;
 	}
 	qsort(ratios, c.rounds, sizeof(double), cmp_double);
 	qsort(us[0], c.rounds, sizeof(double), cmp_double);
 	qsort(us[1], c.rounds, sizeof(double), cmp_double);
-	printf("{\"bench\":\"python_jit\",\"mode\":\"compare\",\"rounds\":%u"
+	printf("{\"bench\":\"%s\",\"mode\":\"compare\",\"rounds\":%u"
 	       ",\"before_us_per_sample_net_median\":%.3f"
 	       ",\"after_us_per_sample_net_median\":%.3f"
 	       ",\"ratio_median\":%.4f,\"ratio_min\":%.4f,\"ratio_max\":%.4f"
 	       ",\"goal_ratio\":%.2f,\"meets_goal\":%s}\n",
-	       c.rounds, us[0][c.rounds / 2], us[1][c.rounds / 2],
-	       ratios[c.rounds / 2], ratios[0], ratios[c.rounds - 1],
-	       GOAL_RATIO,
+	       bench_name(&c), c.rounds, us[0][c.rounds / 2],
+	       us[1][c.rounds / 2], ratios[c.rounds / 2], ratios[0],
+	       ratios[c.rounds - 1], GOAL_RATIO,
 	       ratios[c.rounds / 2] <= GOAL_RATIO ? "true" : "false");
 	return 0;
 }

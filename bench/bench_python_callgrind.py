@@ -31,14 +31,23 @@ import sys
 import tempfile
 
 
-def run(bench, mode, seconds, hz, tmp):
-    out = os.path.join(tmp, f"cg.{mode}.{seconds}")
+def run(bench, mode, seconds, hz, tmp, workload="python", lib=None):
+    """Instructions, samples, truncated %, frames of one callgrind run.
+
+    workload: bench_python's --workload; lib: a directory holding another
+    build's libstackpulse.so.0 (LD_LIBRARY_PATH beats the bench's
+    RUNPATH, so the same bench program measures that library)."""
+    out = os.path.join(tmp, f"cg.{workload}.{mode}.{seconds}")
+    env = dict(os.environ)
+    if lib:
+        env["LD_LIBRARY_PATH"] = lib
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
            "--toggle-collect=sp_recorder_poll",
            "--toggle-collect=sp_recorder_finish",
-           bench, "--only", mode, "--fixed", "no", "--rounds", "1",
-           "--seconds", str(seconds), "--hz", str(hz)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+           bench, "--workload", workload, "--only", mode, "--fixed", "no",
+           "--rounds", "1", "--seconds", str(seconds), "--hz", str(hz)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
+                       env=env)
     line = next(json.loads(x) for x in p.stdout.splitlines()
                 if f'"mode":"{mode}"' in x)
     m = re.search(r"Collected : (\d+)", p.stderr)

@@ -422,9 +422,9 @@ SP_API int sp_recorder_tail(struct sp_recorder *recorder, struct sp_tail **out);
  * struct sp_pipeline_stats describes threaded mode's stages. Set @size
  * to sizeof(struct sp_pipeline_stats).
  * @readers, @workers: threads running (both 0 in inline mode).
- * @reader_stalls: drains a reader stopped because its blocks or queue
- *   were full (the records waited in the kernel ring; what the kernel
- *   then dropped is in the summary's lost_events).
+ * @reader_stalls: drains a reader stopped because its blocks, queue or
+ *   held ring positions were full (the records waited in the kernel
+ *   ring; what the kernel then dropped is in the summary's lost_events).
  * @records_copied: queued records the sequencer copied out of a starved
  *   reader's blocks so it could go on.
  * @jobs: samples handed to the unwinder threads.

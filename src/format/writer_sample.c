@@ -303,21 +303,31 @@ static int ids_check(struct sp_writer *w, uint32_t parent,
  * instead of the whole depth (deep stacks, e.g. Python's, repeat their
  * callers with ever new leaf pcs). Lengths are compared by memo_find.
  */
+static inline uint64_t memo_mix(uint64_t h, const struct sp_frame *f)
+{
+	h = (h ^ f->abs_ip) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
+}
+
+/* @n >= 1. */
 static uint64_t memo_hash(const struct sp_frame *f, size_t n, uint64_t *caller)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull, x;
-	size_t i = n;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	size_t i;
 
-	/* One multiply on the dependency chain per frame; memcmp verifies. */
-	while (i-- > 0) {
-		if (i == 0)
-			*caller = h ^ (h >> 32);
-		x = f[i].abs_ip ^
-		    (f[i].file_relative_ip * 0xff51afd7ed558ccdull) ^
-		    ((uint64_t)f[i].module_id << 32 | f[i].mode);
-		h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
-		h ^= h >> 29;
-	}
+	/*
+	 * One multiply on the dependency chain per frame; memcmp verifies.
+	 * Only the absolute address is mixed in: within one process it names
+	 * the frame (the module and file offset follow from it), and where
+	 * it does not (a remapped module, a marker's 0) the stacks only
+	 * share a slot, which memcmp then tells apart. The leaf is mixed in
+	 * after the loop, so the caller path's hash costs no test per frame
+	 * (this runs once per sample and frame).
+	 */
+	for (i = n - 1; i > 0; i--)
+		h = memo_mix(h, &f[i]);
+	*caller = h ^ (h >> 32);
+	h = memo_mix(h, &f[0]);
 	return h ^ (h >> 32);
 }
 

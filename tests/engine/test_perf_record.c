@@ -245,10 +245,63 @@ static void test_sideband(void)
 	CHECK_EQ_INT(sp__perf_parse_lost(buf, len, &lost), SP_ECORRUPT);
 }
 
+/*
+ * sp__perf_regs_to_dwarf against the definition: perf stores one u64 per
+ * set mask bit, lowest bit first; a bit with a DWARF number lands in that
+ * register and sets its valid bit, any other (no DWARF number, or past
+ * the table) only takes its slot. Masks with gaps, high bits and none.
+ */
+static void expect_regs(const uint64_t *vals, uint64_t mask, uint32_t abi,
+			struct sp_regs *want)
+{
+	unsigned bit, i = 0;
+
+	memset(want, 0, sizeof(*want));
+	want->arch = SP__PERF_REGS_ARCH;
+	want->abi = abi;
+	for (bit = 0; bit < 64; bit++) {
+		if (!(mask & (1ull << bit)))
+			continue;
+		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
+			want->r[sp__perf_regs_dwarf[bit]] = vals[i];
+			want->valid |= 1ull << sp__perf_regs_dwarf[bit];
+		}
+		i++;
+	}
+}
+
+static void test_regs_to_dwarf(void)
+{
+	const uint64_t masks[] = { SP__PERF_REGS_MASK,
+				   0,
+				   1,
+				   1ull << 63,
+				   0x8000000000000001ull,
+				   0xaaaaaaaaaaaaaaaaull,
+				   0x5555555555555555ull,
+				   UINT64_MAX,
+				   SP__PERF_REGS_MASK | 1ull << 40 };
+	uint64_t vals[64];
+	struct sp_regs got, want;
+	size_t k;
+
+	for (k = 0; k < 64; k++)
+		vals[k] = 0x1000 + 17 * k;
+	for (k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		sp__perf_regs_to_dwarf(vals, masks[k], SP_REGS_ABI_64, &got);
+		expect_regs(vals, masks[k], SP_REGS_ABI_64, &want);
+		CHECK(memcmp(&got, &want, sizeof(got)) == 0);
+	}
+	/* The mask's first slot goes to the lowest mapped bit. */
+	sp__perf_regs_to_dwarf(vals, SP__PERF_REGS_MASK, SP_REGS_ABI_64, &got);
+	CHECK(got.valid != 0);
+}
+
 int main(void)
 {
 	test_sample();
 	test_hostile_sample();
 	test_sideband();
+	test_regs_to_dwarf();
 	return T_EXIT_PASS;
 }

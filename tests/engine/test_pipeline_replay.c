@@ -8,7 +8,9 @@
  * inline recorder and through threaded recorders with 1, 2 and 4
  * unwinder threads. The four spools must be byte-identical, hold as many
  * samples as the live recording, and the threaded replays must really
- * have run their reader and worker threads. A second round records with
+ * have run their reader and worker threads. The same holds with the
+ * fixture spread over 2 and over 64 virtual rings (many CPUs' worth of
+ * rings, each in time order, merged by the sequencer). A second round records with
  * kernel callchains (the kernel module record is then written lazily,
  * at the first kernel frame of the replay, in every mode at the same
  * place).
@@ -98,9 +100,13 @@ static uint64_t capture(struct sp__vec *fix, uint32_t flags, int polls)
 	return sum.samples;
 }
 
-/* Replays @fix with @threads; returns the spool's bytes via *@out. */
+/*
+ * Replays @fix with @threads over @rings rings (0: as captured) into the
+ * spool named in @out_path; returns its sample count.
+ */
 static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
-		       uint32_t flags, char *out_path, size_t out_len)
+		       uint32_t rings, uint32_t flags, char *out_path,
+		       size_t out_len)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
@@ -110,20 +116,22 @@ static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
 
 	o.threads = threads;
 	o.flags = flags; /* the capture's */
-	snprintf(out_path, out_len, "%s/replay-%u.spool", dir, threads);
+	snprintf(out_path, out_len, "%s/replay-%u-R%u.spool", dir, threads,
+		 rings);
 	CHECK_OK(sp_recorder_open(out_path, &o, &rec));
 	/* One reader thread and the workers, none in inline mode. */
 	CHECK_EQ_INT(task_count("sp-reader"), threads ? 1 : 0);
 	CHECK_EQ_INT(task_count("sp-unwind"), (int)threads);
-	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, &rp));
+	CHECK_OK(sp__replay_open(rec, fix->data, fix->len, rings, &rp));
 	CHECK_OK(sp__replay_run(rp, 256, &fed));
 	CHECK_OK(sp_recorder_finish(rec));
 	sp_recorder_summary(rec, &sum);
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
 	CHECK_EQ_INT(task_count("sp-"), 0); /* joined by close */
-	fprintf(stderr, "replay threads=%u: fed %llu samples, wrote %llu\n",
-		threads, (unsigned long long)fed,
+	fprintf(stderr,
+		"replay threads=%u rings=%u: fed %llu samples, wrote %llu\n",
+		threads, rings, (unsigned long long)fed,
 		(unsigned long long)sum.samples);
 	CHECK_EQ(sum.sample_events, fed);
 	return sum.samples;
@@ -145,25 +153,19 @@ static void *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* One capture of @polls polls with @flags, replayed in every mode. */
-static void check_round(uint32_t flags, int polls)
+/* Replays @fix in every mode over @rings rings: identical spools. */
+static void check_modes(const struct sp__vec *fix, uint32_t flags,
+			uint32_t rings, uint64_t live)
 {
 	static const uint32_t modes[] = { 0, 1, 2, 4 };
-	struct sp__vec fix;
-	struct sp__mem mem;
 	char paths[4][128];
 	void *bytes[4];
 	size_t lens[4], i;
-	uint64_t live, n;
+	uint64_t n;
 
-	sp__mem_init(&mem, NULL);
-	sp__vec_init(&fix, 1);
-	live = capture(&fix, flags, polls);
-	fprintf(stderr, "live (flags %#x): %llu samples, fixture %zu bytes\n",
-		flags, (unsigned long long)live, fix.len);
-	CHECK(live > 500);
 	for (i = 0; i < 4; i++) {
-		n = replay(&fix, modes[i], flags, paths[i], sizeof(paths[i]));
+		n = replay(fix, modes[i], rings, flags, paths[i],
+			   sizeof(paths[i]));
 		CHECK_EQ(n, live);
 		bytes[i] = slurp(paths[i], &lens[i]);
 	}
@@ -174,17 +176,43 @@ static void check_round(uint32_t flags, int polls)
 		free(bytes[i]);
 		unlink(paths[i]);
 	}
-	snprintf(paths[0], sizeof(paths[0]), "%s/live.spool", dir);
-	unlink(paths[0]);
+}
+
+/*
+ * One capture of @polls polls with @flags, replayed in every mode over
+ * each ring count of @rings (@nrings of them).
+ */
+static void check_round(uint32_t flags, int polls, const uint32_t *rings,
+			size_t nrings)
+{
+	struct sp__vec fix;
+	struct sp__mem mem;
+	char path[128];
+	uint64_t live;
+	size_t i;
+
+	sp__mem_init(&mem, NULL);
+	sp__vec_init(&fix, 1);
+	live = capture(&fix, flags, polls);
+	fprintf(stderr, "live (flags %#x): %llu samples, fixture %zu bytes\n",
+		flags, (unsigned long long)live, fix.len);
+	CHECK(live > 500);
+	for (i = 0; i < nrings; i++)
+		check_modes(&fix, flags, rings[i], live);
+	snprintf(path, sizeof(path), "%s/live.spool", dir);
+	unlink(path);
 	sp__vec_fini(&fix, &mem);
 }
 
 int main(void)
 {
+	static const uint32_t all[] = { 0, 2, 64 }, captured[] = { 0 };
+
 	snprintf(dir, sizeof(dir), "/tmp/sp-replay-%d", (int)getpid());
 	CHECK(mkdir(dir, 0700) == 0);
-	check_round(0, 60);
-	check_round(SP_RECORDER_KERNEL, 30); /* shorter: CI time */
+	check_round(0, 60, all, 3);
+	/* Shorter, and as captured only: CI time. */
+	check_round(SP_RECORDER_KERNEL, 30, captured, 1);
 	rmdir(dir);
 	return T_EXIT_PASS;
 }

@@ -26,6 +26,8 @@
 #include "recorder_hooks.h"
 
 #define RING_BYTES (32u << 20)
+#define RING_BYTES_MIN (1u << 20)
+#define RINGS_BYTES (64u << 20) /* all the rings of a replay, about */
 #define RING_PAGE 4096u
 
 /* --- capture ---------------------------------------------------------- */
@@ -154,7 +156,10 @@ struct sp__replay {
 	size_t cap;
 	size_t next;
 	size_t first_ring;    /* index of the fixture's ring 0 in the rings */
+	uint32_t nrings;      /* rings replayed into (the fixture's, or R) */
+	size_t ring_bytes;    /* data bytes of each */
 	uint64_t feed_cpu_ns; /* spent copying records into the rings */
+	uint64_t feed_wall_ns;
 	struct vclock vclock;
 };
 
@@ -247,8 +252,22 @@ static uint64_t record_time(const struct sp__replay *rp, const void *r,
 								     id.time;
 }
 
-/* Seeds processes and modules; indexes the records. */
-static int load(struct sp__replay *rp, size_t size, size_t off)
+/*
+ * Spreads the records, in time order, over @rp->nrings rings in turn:
+ * every ring stays in time order, as a perf ring is, and ties keep the
+ * fixture's order.
+ */
+static void spread(struct sp__replay *rp)
+{
+	size_t i;
+
+	if (rp->nrings == rp->hdr.nrings)
+		return;
+	for (i = 0; i < rp->nitems; i++)
+		rp->items[i].ring = (uint32_t)(i % rp->nrings);
+}
+
+static int load_entries(struct sp__replay *rp, size_t size, size_t off)
 {
 	struct sp__procs *procs = rp->parts.procs;
 	struct sp__process *p = NULL;
@@ -296,6 +315,25 @@ static int load(struct sp__replay *rp, size_t size, size_t off)
 	return r;
 }
 
+/*
+ * Seeds processes and modules; indexes the records. The seeded modules'
+ * unwind tables are built here, in setup, in every mode: threaded mode
+ * would otherwise build them lazily in the workers, inside the timed
+ * run, and inline mode eagerly, outside it, and the two would not
+ * compare (modules mapped during the run stay lazy, as in a recording).
+ */
+static int load(struct sp__replay *rp, size_t size, size_t off)
+{
+	struct sp__procs *procs = rp->parts.procs;
+	bool lazy = procs->lazy_tables;
+	int r;
+
+	procs->lazy_tables = false;
+	r = load_entries(rp, size, off);
+	procs->lazy_tables = lazy;
+	return r;
+}
+
 /* One in-memory ring per captured ring, appended to the recorder's. */
 static int rings_new(struct sp__replay *rp)
 {
@@ -305,10 +343,14 @@ static int rings_new(struct sp__replay *rp)
 	int err;
 
 	rp->first_ring = sp__rings_count(rings);
-	for (i = 0; i < rp->hdr.nrings; i++) {
+	rp->ring_bytes = RING_BYTES;
+	while (rp->ring_bytes > RING_BYTES_MIN &&
+	       rp->ring_bytes * rp->nrings > RINGS_BYTES)
+		rp->ring_bytes /= 2;
+	for (i = 0; i < rp->nrings; i++) {
 		memset(&ring, 0, sizeof(ring));
-		ring.mmap_len = RING_PAGE + RING_BYTES;
-		ring.data_size = RING_BYTES;
+		ring.mmap_len = RING_PAGE + rp->ring_bytes;
+		ring.data_size = rp->ring_bytes;
 		ring.cpu = (int)i;
 		ring.owner_fd = -1;
 		/* Populated: page faults are the harness's cost, not ours. */
@@ -372,14 +414,14 @@ static int replay_attach(struct sp__replay *rp)
 }
 
 int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
-		    struct sp__replay **out)
+		    uint32_t rings, struct sp__replay **out)
 {
 	struct sp__recorder_parts parts;
 	struct sp__replay *rp;
 	size_t off;
 	int err;
 
-	if (!rec || !data || !out)
+	if (!rec || !data || !out || rings > SP__REPLAY_RINGS_MAX)
 		return -EINVAL;
 	sp__recorder_parts(rec, &parts);
 	if (parts.procs->list.len)
@@ -392,12 +434,14 @@ int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
 	rp->mem = *parts.mem;
 	rp->data = data;
 	err = sp__fixture_header(data, size, &rp->hdr, &off);
+	rp->nrings = rings ? rings : rp->hdr.nrings;
 	if (!err)
 		err = replay_attach(rp);
 	if (!err)
 		err = load(rp, size, off);
 	if (!err) {
 		qsort(rp->items, rp->nitems, sizeof(*rp->items), item_cmp);
+		spread(rp);
 		err = rings_new(rp);
 	}
 	if (err) {
@@ -432,24 +476,26 @@ static uint64_t feed(struct sp__replay *rp, size_t batch, uint64_t *t)
 	return samples;
 }
 
-static uint64_t thread_cpu_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples)
 {
 	struct sp_recorder *rec = rp->rec;
-	uint64_t t = 0, n = 0, c0;
+	uint64_t t = 0, n = 0, c0, w0;
 	int err = 0;
 
 	while (!err && rp->next < rp->nitems) {
-		c0 = thread_cpu_ns();
+		c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		w0 = clock_ns(CLOCK_MONOTONIC);
 		n += feed(rp, batch ? batch : 1, &t);
-		rp->feed_cpu_ns += thread_cpu_ns() - c0;
+		rp->feed_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		rp->feed_wall_ns += clock_ns(CLOCK_MONOTONIC) - w0;
 		atomic_store(&rp->vclock.now, t);
 		sp__pipeline_kick(rp->parts.pipe);
 		do
@@ -466,6 +512,17 @@ int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples)
 uint64_t sp__replay_feed_cpu_ns(const struct sp__replay *rp)
 {
 	return rp->feed_cpu_ns;
+}
+
+uint64_t sp__replay_feed_wall_ns(const struct sp__replay *rp)
+{
+	return rp->feed_wall_ns;
+}
+
+void sp__replay_syscalls(const struct sp__replay *rp,
+			 struct sp__pipeline_syscalls *out)
+{
+	sp__pipeline_syscalls(rp->parts.pipe, out);
 }
 
 void sp__replay_free(struct sp__replay *rp)

@@ -9,6 +9,7 @@
 #include <stackpulse/recorder.h>
 
 #include "fixture.h"
+#include "pipeline.h"
 #include "vec.h"
 
 /*
@@ -47,9 +48,17 @@ int sp__capture_end(struct sp__capture *capture);
 
 struct sp__replay;
 
-/* @data must outlive the replay. Returns 0, SP_ECORRUPT, -errno. */
+/* Most virtual rings a replay spreads a fixture over. */
+#define SP__REPLAY_RINGS_MAX 256u /* a reader takes as many */
+
+/*
+ * @data must outlive the replay. @rings: 0 replays every captured ring
+ * as it was; R > 0 spreads the records over R virtual rings, in time
+ * order, each ring time-ordered as a perf ring is (to measure how the
+ * pipeline scales with the CPU count). Returns 0, SP_ECORRUPT, -errno.
+ */
 int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
-		    struct sp__replay **out);
+		    uint32_t rings, struct sp__replay **out);
 /*
  * Feeds every record, @batch at a time, polling as it goes, then flushes.
  * @samples receives how many sample records were fed (may be NULL).
@@ -57,6 +66,11 @@ int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
 int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples);
 /* CPU time the feeding itself took (to subtract from measurements). */
 uint64_t sp__replay_feed_cpu_ns(const struct sp__replay *rp);
+/* Wall time the feeding took (the pipeline's threads run meanwhile). */
+uint64_t sp__replay_feed_wall_ns(const struct sp__replay *rp);
+/* The pipeline's sleep and wake system calls so far (before close). */
+void sp__replay_syscalls(const struct sp__replay *rp,
+			 struct sp__pipeline_syscalls *out);
 /* Frees the harness; call it after sp_recorder_close() (the recorder
  * reads the harness's clock until then). */
 void sp__replay_free(struct sp__replay *rp);

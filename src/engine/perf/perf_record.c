@@ -47,13 +47,13 @@ void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 	out->abi = abi;
 	if (abi == SP_REGS_ABI_NONE)
 		return;
-	for (bit = 0; bit < 64; bit++) {
+	/* Once per sample: the set bits only, lowest first (perf's order). */
+	for (; mask; mask &= mask - 1, i++) {
 		uint64_t v;
 
-		if (!(mask & (1ull << bit)))
-			continue;
-		memcpy(&v, &perf_regs[i++], sizeof(v));
+		bit = (unsigned)__builtin_ctzll(mask);
 		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
+			memcpy(&v, &perf_regs[i], sizeof(v));
 			out->r[sp__perf_regs_dwarf[bit]] = v;
 			out->valid |= 1ull << sp__perf_regs_dwarf[bit];
 		}

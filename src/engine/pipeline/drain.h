@@ -16,6 +16,13 @@
  * its merge item (time, key, type, pid) and the pieces to store. A sample
  * is stored as struct sp__qsample, then its callchain, then its stack.
  */
+/*
+ * Drains leave samples in the ring only up to this far past now; a later
+ * timestamp (never from a sane kernel) is copied, so it cannot keep the
+ * ring from being consumed.
+ */
+#define SP__HOLD_NS 1000000000ull
+
 typedef int (*sp__drain_push_fn)(void *ctx, const struct sp__merge_item *it,
 				 const struct sp__span *spans, size_t n);
 
@@ -28,10 +35,11 @@ struct sp__drain {
 	uint64_t unusable;  /* samples that could not be parsed */
 	int err;	    /* the push error that stopped the last drain */
 	/*
-	 * Inline mode: scan @ring without consuming it; samples keep their
-	 * callchain and stack in the ring (struct sp__qsample ext_*), and
-	 * every item carries its position (its key names the ring), so the
-	 * ring is consumed only up to the oldest record still queued.
+	 * In place (inline mode and the readers): scan @ring without
+	 * consuming it; samples keep their callchain and stack in the ring
+	 * (struct sp__qsample ext_*), and their item carries its position
+	 * (its key names the ring), so the ring is consumed only up to the
+	 * oldest sample still in use.
 	 */
 	struct sp__ring *ring;
 	void *scratch;

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/perf_event.h>
+
 #include "merge.h"
+#include "qsample.h"
 
 void sp__merge_init(struct sp__merge *m, const struct sp__mem *mem)
 {
@@ -85,23 +88,56 @@ int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it)
 	return sp__vec_push(&m->items, m->mem, it);
 }
 
-long sp__merge_copy_refs(struct sp__merge *m, void (*done)(void *owner))
+/* Bytes a referenced record takes once copied (a sample with its stack). */
+static size_t copy_len(const struct sp__merge_item *it)
+{
+	const struct sp__qsample *q = it->ref;
+
+	if (it->type != PERF_RECORD_SAMPLE || it->len != sizeof(*q) ||
+	    !q->ext_stack)
+		return it->len;
+	return sizeof(*q) + q->nr_ips * 8 + q->stack_len;
+}
+
+/* Copies @it's bytes to @dst; a sample's ring parts come along. */
+static void copy_out(const struct sp__merge_item *it, unsigned char *dst,
+		     size_t len)
+{
+	struct sp__qsample q;
+
+	if (len == it->len) {
+		memcpy(dst, it->ref, len);
+		return;
+	}
+	memcpy(&q, it->ref, sizeof(q));
+	memcpy(dst + sizeof(q), q.ext_ips, q.nr_ips * 8);
+	memcpy(dst + sizeof(q) + q.nr_ips * 8, q.ext_stack, q.stack_len);
+	q.ext_ips = NULL;
+	q.ext_stack = NULL;
+	memcpy(dst, &q, sizeof(q));
+}
+
+long sp__merge_copy_refs(struct sp__merge *m,
+			 void (*done)(void *owner, const void *ref))
 {
 	struct sp__merge_item *it;
 	long n = 0;
-	size_t i;
+	size_t i, len;
 
 	for (i = 0; i < m->items.len; i++) {
 		it = sp__vec_at(&m->items, i);
 		if (!it->ref)
 			continue;
-		if (sp__vec_reserve(&m->bytes, m->mem, (it->len + 7) & ~7ul))
+		len = copy_len(it);
+		if (sp__vec_reserve(&m->bytes, m->mem, (len + 7) & ~7ul))
 			return -ENOMEM;
-		memcpy((char *)m->bytes.data + m->bytes.len, it->ref, it->len);
+		copy_out(it, (unsigned char *)m->bytes.data + m->bytes.len,
+			 len);
 		it->off = m->bytes.len;
-		m->bytes.len += (it->len + 7) & ~(size_t)7;
+		it->len = len;
+		m->bytes.len += (len + 7) & ~(size_t)7;
+		done(it->owner, it->ref);
 		it->ref = NULL;
-		done(it->owner);
 		it->owner = NULL;
 		n++;
 	}

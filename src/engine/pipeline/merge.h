@@ -85,12 +85,14 @@ int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
 		      void *ctx);
 
 /*
- * Copies every referenced record into the queue and calls @done with its
- * owner, so the sources' memory can be reused while the records wait.
- * Returns how many were copied or -ENOMEM (the failed record and those
- * after it stay referenced).
+ * Copies every referenced record into the queue (a sample with the
+ * callchain and stack it references) and calls @done with its owner and
+ * old reference, so the sources' memory can be reused while the records
+ * wait. Returns how many were copied or -ENOMEM (the failed record and
+ * those after it stay referenced).
  */
-long sp__merge_copy_refs(struct sp__merge *m, void (*done)(void *owner));
+long sp__merge_copy_refs(struct sp__merge *m,
+			 void (*done)(void *owner, const void *ref));
 
 /* Number of queued records. */
 size_t sp__merge_count(const struct sp__merge *m);

@@ -118,7 +118,7 @@ static int release_one(void *ctx, const struct sp__merge_item *it,
 	p->owner_taken = false;
 	err = p->ops->apply(p->ctx, it->type, data, it->len);
 	if (!err && it->owner && !p->owner_taken)
-		sp__rblock_consume(it->owner);
+		sp__rblock_consume(it->owner, data);
 	p->cur_owner = NULL;
 	return err;
 }
@@ -189,11 +189,15 @@ bool sp__pipeline_pending(const struct sp__pipeline *p)
 	return sp__rings_have_unread(p->rings);
 }
 
-int sp__pipeline_timeout(const struct sp__pipeline *p, int timeout_ms)
+int sp__pipeline_timeout(struct sp__pipeline *p, int timeout_ms)
 {
-	/* Workers do not wake the sequencer: with jobs out, look again soon. */
-	if (p->threads && sp__pool_inflight(&p->threads->pool) &&
-	    (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS))
+	if (!p->threads || !sp__pool_inflight(&p->threads->pool))
+		return timeout_ms;
+	/* The worker finishing the next batch writes the wake eventfd. */
+	if (sp__pool_arm(&p->threads->pool))
+		return 0;
+	/* A safety net only: that wake is never lost. */
+	if (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS)
 		return SP__READER_TICK_MS;
 	return timeout_ms;
 }
@@ -259,6 +263,21 @@ bool sp__pipeline_caught_up(const struct sp__pipeline *p, uint64_t t)
 		return !sp__pipeline_pending(p);
 	return p->threads->released >= t && !sp__threaded_ready(p) &&
 	       sp__merge_count(&p->merge) == 0;
+}
+
+void sp__pipeline_syscalls(const struct sp__pipeline *p,
+			   struct sp__pipeline_syscalls *out)
+{
+	const struct sp__threaded *t = p->threads;
+	unsigned i;
+
+	memset(out, 0, sizeof(*out));
+	if (!t)
+		return;
+	out->futex = atomic_load(&t->pool.futex_calls);
+	out->eventfd = t->wait_calls;
+	for (i = 0; i < t->nreaders; i++)
+		out->eventfd += atomic_load(&t->readers[i].wake_calls);
 }
 
 void sp__pipeline_stats(const struct sp__pipeline *p,

@@ -44,13 +44,6 @@
  * the owner keeps seeing only apply and write.
  */
 
-/*
- * Inline mode reads samples in the ring only up to this far past now; a
- * later timestamp (never from a sane kernel) is copied, so it cannot keep
- * the ring from being consumed.
- */
-#define SP__HOLD_NS 1000000000ull
-
 /** struct sp__pipeline_ops is how the pipeline reaches its owner. */
 struct sp__pipeline_ops {
 	/*
@@ -145,8 +138,12 @@ int sp__pipeline_step(struct sp__pipeline *p, uint64_t upto);
 bool sp__pipeline_ready(const struct sp__pipeline *p);
 /* Whether records or jobs wait anywhere: rings, readers, queue, window. */
 bool sp__pipeline_pending(const struct sp__pipeline *p);
-/* How long the sequencer may sleep in epoll for @timeout_ms wanted. */
-int sp__pipeline_timeout(const struct sp__pipeline *p, int timeout_ms);
+/*
+ * How long the sequencer may sleep in epoll for @timeout_ms wanted. With
+ * jobs out, also asks the worker that finishes the next batch of them to
+ * write the wake fd (0: one is done already, do not sleep).
+ */
+int sp__pipeline_timeout(struct sp__pipeline *p, int timeout_ms);
 /* The readers' eventfd the sequencer sleeps on (-1 in inline mode). */
 int sp__pipeline_wake_fd(const struct sp__pipeline *p);
 
@@ -225,6 +222,20 @@ void sp__pipeline_kick(struct sp__pipeline *p);
  * waits (what a replay feeding batches waits for).
  */
 bool sp__pipeline_caught_up(const struct sp__pipeline *p, uint64_t t);
+
+/*
+ * struct sp__pipeline_syscalls counts the system calls the pipeline's
+ * threads made to sleep and to wake each other (for benchmarks; the
+ * recorder's own epoll wait is not in them).
+ */
+struct sp__pipeline_syscalls {
+	uint64_t futex;	  /* the pool: waits and wakes */
+	uint64_t eventfd; /* readers: epoll waits, eventfd writes; drains */
+};
+
+/* Fills @out (zeros in inline mode). Thread: the sequencer's. */
+void sp__pipeline_syscalls(const struct sp__pipeline *p,
+			   struct sp__pipeline_syscalls *out);
 
 /* Fills @st (its @size set by the caller) from the threads' counters. */
 void sp__pipeline_stats(const struct sp__pipeline *p,

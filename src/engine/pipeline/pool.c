@@ -2,11 +2,13 @@
 /* The unwinder pool: a window of sample jobs unwound by worker threads. */
 
 /*
- * Wake-ups cost a futex system call only when the other side sleeps: a
- * worker announces itself in @sleepers before it re-checks and sleeps, the
- * sequencer bumps @pub_word after publishing and wakes one worker only if
- * someone announced itself. Completion works the same way with
- * @seq_waiting. Nothing spins: an idle pool is asleep.
+ * Wake-ups go by batch and cost a system call only when the other side
+ * sleeps: a worker announces itself in @sleepers before it re-checks and
+ * sleeps, the sequencer publishes a batch, bumps @pub_word and wakes as
+ * many workers as the batch needs, in one call, only if someone
+ * announced itself. Completion works the same way with @seq_wait: the
+ * sequencer names the job at the end of the batch it waits for, and only
+ * that job's worker wakes it. Nothing spins: an idle pool is asleep.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
@@ -20,14 +22,35 @@
 #include "qsample.h"
 #include "unwind_jit.h"
 
-static void futex_wait(_Atomic uint32_t *word, uint32_t seen)
+#define NO_WAIT UINT64_MAX
+
+static void futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
+		       uint32_t seen)
 {
+	atomic_fetch_add_explicit(&p->futex_calls, 1, memory_order_relaxed);
 	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
 }
 
-static void futex_wake(_Atomic uint32_t *word, int n)
+static void futex_wake(struct sp__pool *p, _Atomic uint32_t *word, int n)
 {
+	atomic_fetch_add_explicit(&p->futex_calls, 1, memory_order_relaxed);
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static bool job_done(const struct sp__pool *p, uint64_t pos)
+{
+	return atomic_load(&p->jobs[pos & (SP__JOBS - 1)].done) != 0;
+}
+
+/* The job the sequencer waits for: the end of the next batch, or the last. */
+static uint64_t wait_target(const struct sp__pool *p)
+{
+	uint64_t end = p->head + SP__POOL_BATCH - 1;
+
+	if (end >= p->tail)
+		end = p->tail - 1;
+	/* Finished early, out of order: then the head itself. */
+	return job_done(p, end) ? p->head : end;
 }
 
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
@@ -52,11 +75,22 @@ static void run(struct sp__pool *p, uint64_t claim)
 	uint64_t pos = p->work[claim & (SP__JOBS - 1)];
 	struct sp__job *job = &p->jobs[pos & (SP__JOBS - 1)];
 
+	uint64_t w;
+
 	sp__job_unwind(p->unwinder, job);
 	atomic_store(&job->done, 1);
-	atomic_fetch_add(&p->done_word, 1);
-	if (atomic_load(&p->seq_waiting))
-		futex_wake(&p->done_word, 1);
+	w = atomic_load(&p->seq_wait);
+	if (w == NO_WAIT || w >> 1 != pos)
+		return;
+	if (w & 1) {
+		uint64_t one = 1;
+
+		if (write(p->wake_fd, &one, sizeof(one)) < 0)
+			return; /* full: the sequencer is awake anyway */
+	} else {
+		atomic_fetch_add(&p->done_word, 1);
+		futex_wake(p, &p->done_word, 1);
+	}
 }
 
 static void *worker_main(void *arg)
@@ -77,7 +111,7 @@ static void *worker_main(void *arg)
 			break;
 		atomic_fetch_add(&p->sleepers, 1);
 		if (atomic_load(&p->pub_word) == seen && !atomic_load(&p->stop))
-			futex_wait(&p->pub_word, seen);
+			futex_wait(p, &p->pub_word, seen);
 		atomic_fetch_sub(&p->sleepers, 1);
 	}
 	return NULL;
@@ -85,12 +119,14 @@ static void *worker_main(void *arg)
 
 int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 		  struct sp_unwinder *unwinder, unsigned nthreads,
-		  size_t job_frames)
+		  size_t job_frames, int wake_fd)
 {
 	unsigned i;
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	atomic_init(&p->seq_wait, NO_WAIT);
+	p->wake_fd = wake_fd;
 	p->mem = mem;
 	p->unwinder = unwinder;
 	p->nthreads = nthreads;
@@ -122,7 +158,7 @@ void sp__pool_stop(struct sp__pool *p)
 
 	atomic_store(&p->stop, true);
 	atomic_fetch_add(&p->pub_word, 1);
-	futex_wake(&p->pub_word, (int)p->started);
+	futex_wake(p, &p->pub_word, (int)p->started);
 	for (i = 0; i < p->started; i++)
 		pthread_join(p->threads[i], NULL);
 	p->started = 0;
@@ -163,14 +199,31 @@ struct sp__job *sp__pool_reserve(struct sp__pool *p)
 
 void sp__pool_dispatch(struct sp__pool *p)
 {
-	uint64_t n = atomic_load_explicit(&p->published, memory_order_relaxed);
+	/* At most SP__JOBS jobs are in flight, so entry @listed is free. */
+	p->work[p->listed & (SP__JOBS - 1)] = p->tail++;
+	p->listed++;
+	if (p->listed -
+		    atomic_load_explicit(&p->published, memory_order_relaxed) >=
+	    SP__POOL_BATCH)
+		sp__pool_publish(p);
+}
 
-	/* At most SP__JOBS jobs are in flight, so entry n is free. */
-	p->work[n & (SP__JOBS - 1)] = p->tail++;
-	atomic_store(&p->published, n + 1);
+void sp__pool_publish(struct sp__pool *p)
+{
+	uint64_t pub =
+		atomic_load_explicit(&p->published, memory_order_relaxed);
+	uint32_t sleeping;
+	uint64_t n;
+
+	if (p->listed == pub)
+		return;
+	atomic_store(&p->published, p->listed);
 	atomic_fetch_add(&p->pub_word, 1);
-	if (atomic_load(&p->sleepers))
-		futex_wake(&p->pub_word, 1);
+	sleeping = atomic_load(&p->sleepers);
+	if (!sleeping)
+		return;
+	n = (p->listed - pub + SP__POOL_PER_WORKER - 1) / SP__POOL_PER_WORKER;
+	futex_wake(p, &p->pub_word, n < sleeping ? (int)n : (int)sleeping);
 }
 
 void sp__pool_dispatch_done(struct sp__pool *p)
@@ -185,19 +238,24 @@ void sp__pool_dispatch_done(struct sp__pool *p)
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 {
 	struct sp__job *job;
+	uint64_t target;
 	uint32_t seen;
 
 	if (p->head == p->tail)
 		return NULL;
 	job = &p->jobs[p->head & (SP__JOBS - 1)];
+	if (atomic_load(&job->done))
+		return job;
+	if (!wait)
+		return NULL;
+	sp__pool_publish(p);
 	while (!atomic_load(&job->done)) {
-		if (!wait)
-			return NULL;
+		target = wait_target(p);
 		seen = atomic_load(&p->done_word);
-		atomic_store(&p->seq_waiting, true);
-		if (!atomic_load(&job->done))
-			futex_wait(&p->done_word, seen);
-		atomic_store(&p->seq_waiting, false);
+		atomic_store(&p->seq_wait, target << 1);
+		if (!job_done(p, target))
+			futex_wait(p, &p->done_word, seen);
+		atomic_store(&p->seq_wait, NO_WAIT);
 	}
 	return job;
 }
@@ -205,4 +263,21 @@ struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 void sp__pool_pop(struct sp__pool *p)
 {
 	p->head++;
+}
+
+bool sp__pool_arm(struct sp__pool *p)
+{
+	uint64_t target;
+
+	if (p->head == p->tail)
+		return false;
+	sp__pool_publish(p);
+	target = wait_target(p);
+	atomic_store(&p->seq_wait, target << 1 | 1);
+	return job_done(p, target) || job_done(p, p->head);
+}
+
+void sp__pool_disarm(struct sp__pool *p)
+{
+	atomic_store(&p->seq_wait, NO_WAIT);
 }

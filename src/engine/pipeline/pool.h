@@ -10,11 +10,19 @@
 
 #include <stackpulse/unwind.h>
 
+#include "cacheline.h"
 #include "mem.h"
 
 /* Kernel callchain frames kept per sample (perf caps the chain at 127). */
 #define SP__KERNEL_FRAMES 1024u
 #define SP__JOBS 128u /* jobs in flight, a power of two */
+/*
+ * Hand-offs are batched: jobs are published to the workers (and the
+ * sequencer waits for completions) this many at a time at most.
+ */
+#define SP__POOL_BATCH 64u
+/* Jobs each woken worker is woken for (more jobs wake more workers). */
+#define SP__POOL_PER_WORKER 32u
 
 struct sp__jit_index;
 struct sp__jit_snap;
@@ -70,10 +78,15 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
  * not yet written. Jobs for the workers are also listed, by window
  * position, in @work; workers claim entries [@claimed, @published) of it.
  * A job the sequencer unwound itself is never listed: a worker holding a
- * stale claim on it could otherwise meet its slot already reused. Workers
- * sleep on a
- * futex word bumped per publication and wake only when someone sleeps;
- * the sequencer sleeps on another bumped per completion.
+ * stale claim on it could otherwise meet its slot already reused.
+ *
+ * Hand-offs go by batch, never by job: dispatched jobs are published
+ * together (sp__pool_publish(), at the end of a release or every
+ * SP__POOL_BATCH jobs), with one futex call that wakes as many sleeping
+ * workers as the batch needs; the sequencer waits for a whole batch of
+ * completions (@seq_wait names the job whose worker wakes it). Nothing
+ * spins: an idle worker sleeps on @pub_word. Words written by different
+ * threads sit on cache lines of their own.
  */
 struct sp__pool {
 	const struct sp__mem *mem;
@@ -82,24 +95,45 @@ struct sp__pool {
 	struct sp_frame *frames; /* every job's frames, one block */
 	size_t job_frames;	 /* entries per job */
 	uint64_t *work;		 /* SP__JOBS window positions */
-	uint64_t head;
-	uint64_t tail;
-	_Atomic uint64_t published;
-	_Atomic uint64_t claimed;
-	_Atomic uint32_t pub_word;
-	_Atomic uint32_t done_word;
-	_Atomic uint32_t sleepers;
-	_Atomic bool seq_waiting;
-	_Atomic bool stop;
 	pthread_t *threads;
 	unsigned nthreads;
 	unsigned started;
+	int wake_fd; /* the sequencer's eventfd */
+	/* The sequencer's own. */
+	uint64_t head;
+	uint64_t tail;
+	uint64_t listed; /* entries of @work filled, >= @published */
+	char pad0[SP__CACHE_LINE];
+	/* Written by the sequencer, read by the workers. */
+	_Atomic uint64_t published;
+	_Atomic uint32_t pub_word;
+	_Atomic bool stop;
+	char pad1[SP__CACHE_LINE];
+	_Atomic uint64_t claimed; /* the workers' */
+	char pad2[SP__CACHE_LINE];
+	_Atomic uint32_t sleepers; /* the workers' */
+	char pad3[SP__CACHE_LINE];
+	/* Written by the workers, read by the sequencer. */
+	_Atomic uint32_t done_word;
+	char pad4[SP__CACHE_LINE];
+	/*
+	 * The sequencer's: (job position << 1 | by_fd) of the job whose
+	 * worker wakes it, through @done_word or, by_fd, through @wake_fd
+	 * (it sleeps in the recorder's epoll); UINT64_MAX: none.
+	 */
+	_Atomic uint64_t seq_wait;
+	char pad5[SP__CACHE_LINE];
+	_Atomic uint64_t futex_calls; /* every thread's (benchmarks) */
+	char pad6[SP__CACHE_LINE];
 };
 
-/* A pool of @nthreads workers and SP__JOBS jobs of @job_frames frames. */
+/*
+ * A pool of @nthreads workers and SP__JOBS jobs of @job_frames frames;
+ * @wake_fd is the eventfd the sequencer sleeps on (sp__pool_arm).
+ */
 int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 		  struct sp_unwinder *unwinder, unsigned nthreads,
-		  size_t job_frames);
+		  size_t job_frames, int wake_fd);
 /* Stops and joins the workers once every published job is unwound. */
 void sp__pool_stop(struct sp__pool *p);
 /* Stops the workers and frees everything. */
@@ -108,8 +142,13 @@ void sp__pool_fini(struct sp__pool *p);
 /* The next free job (the window must not be full: see sp__pool_full). */
 struct sp__job *sp__pool_reserve(struct sp__pool *p);
 bool sp__pool_full(const struct sp__pool *p);
-/* Publishes the reserved job to the workers. */
+/*
+ * Lists the reserved job for the workers; it is published with the next
+ * sp__pool_publish() (or at once when SP__POOL_BATCH jobs wait).
+ */
 void sp__pool_dispatch(struct sp__pool *p);
+/* Publishes every listed job, waking sleeping workers (one system call). */
+void sp__pool_publish(struct sp__pool *p);
 /*
  * Unwinds the reserved job on the calling thread and marks it done; no
  * worker ever sees it (its sample bytes may move once this returns).
@@ -118,10 +157,20 @@ void sp__pool_dispatch_done(struct sp__pool *p);
 
 /*
  * The oldest job when it is done (NULL otherwise, or when the window is
- * empty); with @wait, sleeps until it is. Release it with sp__pool_pop().
+ * empty); with @wait, publishes what is listed and sleeps until it is,
+ * woken once a batch of jobs from the head is done (or the last one).
+ * Release it with sp__pool_pop().
  */
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait);
 void sp__pool_pop(struct sp__pool *p);
+/*
+ * Before the sequencer sleeps elsewhere (epoll on @wake_fd): publishes
+ * what is listed and asks the worker that finishes the next batch from
+ * the head to write @wake_fd. Returns whether the head is done already
+ * (then do not sleep). sp__pool_disarm() after the sleep.
+ */
+bool sp__pool_arm(struct sp__pool *p);
+void sp__pool_disarm(struct sp__pool *p);
 static inline size_t sp__pool_inflight(const struct sp__pool *p)
 {
 	return (size_t)(p->tail - p->head);

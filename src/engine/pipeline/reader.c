@@ -18,6 +18,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "reader.h"
 
 static bool block_free(struct sp__rblock *b)
@@ -48,14 +50,26 @@ static struct sp__rblock *next_block(struct sp__reader *r)
 	return r->cur;
 }
 
+/* What precedes each record in a block: its hold, or NULL. */
+#define REC_HDR sizeof(struct sp__rhold *)
+
 static int push(void *ctx, const struct sp__merge_item *item,
 		const struct sp__span *spans, size_t n)
 {
 	struct sp__reader *r = ctx;
+	struct sp__reader_ring *rr = r->cur_ring;
 	struct sp__merge_item it = *item;
-	size_t i, total = 0;
+	struct sp__rhold *hold = NULL;
+	size_t i, total = REC_HDR;
 	unsigned char *dst;
 
+	if (item->pos != SP__NO_HOLD) { /* a sample left in the ring */
+		if (rr->hold_tail - rr->hold_head == SP__RHOLDS)
+			return -EAGAIN;
+		hold = &rr->holds[rr->hold_tail & (SP__RHOLDS - 1)];
+		hold->pos = item->pos;
+		atomic_store_explicit(&hold->done, 0, memory_order_relaxed);
+	}
 	for (i = 0; i < n; i++)
 		total += spans[i].len;
 	total = (total + 7) & ~(size_t)7;
@@ -63,48 +77,85 @@ static int push(void *ctx, const struct sp__merge_item *item,
 		if (!next_block(r))
 			return -EAGAIN;
 	dst = r->cur->data + r->cur->used;
-	it.ref = dst;
+	memcpy(dst, &hold, REC_HDR);
+	it.ref = dst + REC_HDR;
 	it.owner = r->cur;
 	it.len = 0;
 	for (i = 0; i < n; i++) {
 		if (spans[i].len)
-			memcpy(dst + it.len, spans[i].data, spans[i].len);
+			memcpy(dst + REC_HDR + it.len, spans[i].data,
+			       spans[i].len);
 		it.len += spans[i].len;
 	}
 	if (!sp__spsc_push(&r->queue, &it))
 		return -EAGAIN; /* the copy is simply overwritten later */
 	r->cur->used += total;
 	r->cur->pushed++;
+	if (hold)
+		rr->hold_tail++;
 	r->dirty = true;
 	return 0;
 }
 
-/* Drains every ring once; false when a full queue or pool stopped it. */
-static bool drain_all(struct sp__reader *r, size_t n)
+/*
+ * Gives @rr's ring back to the kernel up to its oldest sample not yet
+ * written. Returns whether held samples still take half the ring or
+ * more: the sequencer is behind, and holding more would have the kernel
+ * drop records, so the drain copies this ring's samples for now.
+ */
+static bool release_holds(struct sp__reader_ring *rr)
 {
-	struct sp__drain d = { .push = push, .ctx = r };
-	bool complete = true;
+	const struct perf_event_mmap_page *m = rr->ring.base;
+	uint64_t upto = rr->ring.read_pos;
+
+	while (rr->hold_head != rr->hold_tail &&
+	       atomic_load_explicit(
+		       &rr->holds[rr->hold_head & (SP__RHOLDS - 1)].done,
+		       memory_order_acquire))
+		rr->hold_head++;
+	if (rr->hold_head != rr->hold_tail)
+		upto = rr->holds[rr->hold_head & (SP__RHOLDS - 1)].pos;
+	sp__ring_consume(&rr->ring, upto);
+	return rr->hold_head != rr->hold_tail &&
+	       __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE) - upto >=
+		       rr->ring.data_size / 2;
+}
+
+/* Drains every ring once; false when a full queue or pool stopped it. */
+static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
+{
+	struct sp__drain d = { .push = push,
+			       .ctx = r,
+			       .in_place = true,
+			       .hold_until = now + SP__HOLD_NS };
+	bool complete = true, pinned = false;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		struct sp__reader_ring *rr = &r->rings[i];
 
+		d.in_place = !release_holds(rr);
+		pinned |= !d.in_place;
+		r->cur_ring = rr;
 		d.sample_type = rr->sample_type;
 		d.ring_index = rr->index;
 		d.ring_seq = &rr->ring.seq;
 		sp__drain_ring(&d, &rr->ring, r->scratch);
+		atomic_store(&rr->scanned, rr->ring.read_pos);
 		if (d.err)
 			complete = false;
 	}
+	atomic_store(&r->pinned, pinned); /* wake me when they are written */
 	if (d.unusable)
 		atomic_fetch_add(&r->unusable, d.unusable);
 	return complete;
 }
 
-static void notify(int fd)
+static void notify(struct sp__reader *r, int fd)
 {
 	uint64_t one = 1;
 
+	atomic_fetch_add_explicit(&r->wake_calls, 1, memory_order_relaxed);
 	if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return; /* the sequencer's tick picks the records up anyway */
 }
@@ -115,6 +166,7 @@ static void wait_ready(struct sp__reader *r, int timeout_ms)
 	uint64_t v;
 	int i, n;
 
+	atomic_fetch_add_explicit(&r->wake_calls, 1, memory_order_relaxed);
 	n = epoll_wait(r->epfd, evs, 16, timeout_ms);
 	for (i = 0; i < n; i++) {
 		int fd = (int)evs[i].data.u64;
@@ -133,7 +185,7 @@ static void wait_space(struct sp__reader *r)
 {
 	atomic_fetch_add(&r->stalls, 1);
 	atomic_store(&r->starved, true);
-	notify(r->notify_fd); /* the sequencer copies queued records out */
+	notify(r, r->notify_fd); /* the sequencer copies queued records out */
 	wait_ready(r, SP__READER_TICK_MS);
 	atomic_store(&r->starved, false);
 }
@@ -149,11 +201,11 @@ static void *reader_main(void *arg)
 		uint64_t t = sp__clock_read(atomic_load(&r->clock));
 		size_t n = atomic_load(&r->nrings);
 
-		if (drain_all(r, n)) {
+		if (drain_all(r, n, t)) {
 			atomic_store(&r->watermark, t);
 			atomic_store(&r->drain_ack, req);
 			if (r->dirty || was_dirty || req != acked)
-				notify(r->notify_fd);
+				notify(r, r->notify_fd);
 			acked = req;
 			was_dirty = r->dirty;
 			r->dirty = false;
@@ -195,6 +247,13 @@ int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
 		r->blocks[i].data = sp__mem_alloc(mem, SP__RBLOCK_BYTES);
 		if (!r->blocks[i].data)
 			return -ENOMEM;
+		/*
+		 * Faulted in now, not by the first records of the run: the
+		 * first free block is always taken, so these are the ones
+		 * in use unless the sequencer falls behind.
+		 */
+		if (i < SP__RBLOCKS_WARM)
+			memset(r->blocks[i].data, 0, SP__RBLOCK_BYTES);
 		r->blocks[i].reader = r;
 		atomic_init(&r->blocks[i].sealed, 0);
 	}
@@ -220,7 +279,7 @@ void sp__reader_stop(struct sp__reader *r)
 	if (!r->started)
 		return;
 	atomic_store(&r->stop, true);
-	notify(r->wakefd);
+	notify(r, r->wakefd);
 	pthread_join(r->thread, NULL);
 	r->started = false;
 }
@@ -232,6 +291,9 @@ void sp__reader_fini(struct sp__reader *r)
 	sp__reader_stop(r);
 	for (i = 0; i < SP__RBLOCKS; i++)
 		sp__mem_free(r->mem, r->blocks[i].data, SP__RBLOCK_BYTES);
+	for (i = 0; r->rings && i < atomic_load(&r->nrings); i++)
+		sp__mem_free(r->mem, r->rings[i].holds,
+			     SP__RHOLDS * sizeof(*r->rings[i].holds));
 	sp__mem_free(r->mem, r->rings, r->rings_cap * sizeof(*r->rings));
 	sp__mem_free(r->mem, r->queue_buf, SP__RQUEUE * sizeof(*r->queue_buf));
 	sp__mem_free(r->mem, r->scratch, SP__RING_RECORD_MAX);
@@ -245,7 +307,7 @@ uint64_t sp__reader_request(struct sp__reader *r)
 {
 	uint64_t req = atomic_fetch_add(&r->drain_req, 1) + 1;
 
-	notify(r->wakefd);
+	notify(r, r->wakefd);
 	return req;
 }
 
@@ -256,7 +318,13 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 
 	if (n == r->rings_cap)
 		return -ENOSPC;
+	r->rings[n].holds =
+		sp__mem_calloc(r->mem, SP__RHOLDS, sizeof(*r->rings[n].holds));
+	if (!r->rings[n].holds)
+		return -ENOMEM;
+	r->rings[n].hold_head = r->rings[n].hold_tail = 0;
 	r->rings[n].ring = *ring;
+	atomic_init(&r->rings[n].scanned, ring->read_pos);
 	r->rings[n].index = index;
 	r->rings[n].sample_type = sample_type;
 	ep_add(r->epfd, ring->owner_fd); /* a failed add: drained on ticks */
@@ -264,11 +332,37 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 	return (long long)sp__reader_request(r);
 }
 
-void sp__rblock_consume(void *owner)
+void sp__rblock_consume(void *owner, const void *ref)
 {
 	struct sp__rblock *b = owner;
+	struct sp__rhold *hold;
 
+	memcpy(&hold, (const unsigned char *)ref - REC_HDR, REC_HDR);
+	if (hold) /* before the block can be reused */
+		atomic_store_explicit(&hold->done, 1, memory_order_release);
 	atomic_store(&b->consumed, atomic_load(&b->consumed) + 1);
 	if (atomic_load(&b->reader->starved))
-		notify(b->reader->wakefd);
+		notify(b->reader, b->reader->wakefd);
+}
+
+bool sp__reader_has_unread(struct sp__reader *r)
+{
+	size_t i, n = atomic_load(&r->nrings);
+
+	for (i = 0; i < n; i++) {
+		const struct sp__reader_ring *rr = &r->rings[i];
+		const struct perf_event_mmap_page *m = rr->ring.base;
+
+		if (__atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE) !=
+		    atomic_load(&rr->scanned))
+			return true;
+	}
+	return false;
+}
+
+void sp__reader_poke(struct sp__reader *r)
+{
+	if (atomic_load_explicit(&r->pinned, memory_order_relaxed) &&
+	    atomic_exchange(&r->pinned, false))
+		notify(r, r->wakefd);
 }

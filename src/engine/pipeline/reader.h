@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cacheline.h"
 #include "clock.h"
 #include "drain.h"
 #include "mem.h"
@@ -16,40 +17,64 @@
 
 /*
  * A reader owns a group of rings. Each cycle it reads the clock, drains
- * every ring (copying records into its blocks and queueing a merge item
- * per record), then publishes the clock reading as its watermark: every
- * record of its rings older than that is queued. Memory is bounded: a
- * fixed number of blocks and a fixed queue. When both are full the drain
- * stops, records stay in the kernel ring (which counts what it drops) and
- * the reader sleeps until the sequencer frees space.
+ * every ring, then publishes the clock reading as its watermark: every
+ * record of its rings older than that is queued. A sample's stack and
+ * callchain stay where the kernel wrote them: the reader copies only the
+ * parsed fields (struct sp__qsample, a few hundred bytes) into its
+ * blocks, with a reference into the ring, and records the sample's ring
+ * position as a hold; the ring goes back to the kernel, at the next
+ * drain, up to its oldest hold not yet released (a sample is released
+ * once it is written). Records that carry state, samples that wrap at
+ * the ring's end, and every sample of a ring whose holds take half of
+ * it (the sequencer is behind: holding more would have the kernel drop
+ * records) are copied whole. Memory is bounded: a fixed number of
+ * blocks, holds per ring and queue entries. When one of them is full the
+ * drain stops, records stay in the kernel ring (which counts what it
+ * drops) and the reader sleeps until the sequencer frees space.
  *
  * A block is reused once every record copied into it has been consumed:
  * @pushed counts records written (reader), @consumed those released
  * (sequencer), @sealed is the value of @pushed when the reader moved on
  * (UINT64_MAX while it still fills the block). Counts only grow, so
- * neither side ever resets the other's counter.
+ * neither side ever resets the other's counter. Each record in a block
+ * is preceded by a pointer to its hold (NULL: nothing held).
  */
 #define SP__RBLOCK_BYTES (1u << 20)
 #define SP__RBLOCKS 24
-#define SP__RQUEUE 8192u /* merge items, a power of two */
+#define SP__RBLOCKS_WARM 2 /* pre-faulted; the rest when first needed */
+#define SP__RQUEUE 8192u   /* merge items, a power of two */
+#define SP__RHOLDS 1024u   /* held samples per ring, a power of two */
 /* Idle rings still move the watermark this often (ms). */
 #define SP__READER_TICK_MS 50
 
 struct sp__reader;
 
 struct sp__rblock {
-	unsigned char *data;
+	unsigned char *data; /* touched at init: no page fault in the run */
 	size_t used;
 	uint64_t pushed;
-	_Atomic uint64_t consumed;
 	_Atomic uint64_t sealed;
 	struct sp__reader *reader;
+	char pad0[SP__CACHE_LINE];
+	_Atomic uint64_t consumed; /* the sequencer's, per record */
+	char pad1[SP__CACHE_LINE];
+};
+
+/** struct sp__rhold is one sample left in its ring until it is written. */
+struct sp__rhold {
+	uint64_t pos;	       /* its position in the ring */
+	_Atomic uint32_t done; /* set by the sequencer once written */
 };
 
 struct sp__reader_ring {
 	struct sp__ring ring; /* a copy: the mapping itself never moves */
 	size_t index;	      /* position in the recorder's ring list */
 	uint64_t sample_type;
+	/* FIFO of holds, [hold_head, hold_tail) in ring order (reader) */
+	struct sp__rhold *holds;
+	uint64_t hold_head;
+	uint64_t hold_tail;
+	_Atomic uint64_t scanned; /* ring.read_pos, for the sequencer */
 };
 
 struct sp__reader {
@@ -66,17 +91,26 @@ struct sp__reader {
 	struct sp__merge_item *queue_buf;
 	struct sp__rblock blocks[SP__RBLOCKS];
 	struct sp__rblock *cur;
+	struct sp__reader_ring *cur_ring; /* the ring being drained */
 	void *scratch;
+	bool dirty; /* pushed since the last notification */
 	/* Where watermarks come from (the replay harness swaps it). */
 	_Atomic(const struct sp__clock *) clock;
-	_Atomic uint64_t watermark;
+	char pad0[SP__CACHE_LINE];
+	/* Written by the sequencer. */
 	_Atomic uint64_t drain_req;
-	_Atomic uint64_t drain_ack;
 	_Atomic bool stop;
+	char pad1[SP__CACHE_LINE];
+	/* Written by the reader once per drain cycle. */
+	_Atomic uint64_t watermark;
+	_Atomic uint64_t drain_ack;
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
-	_Atomic uint64_t stalls; /* drains stopped by a full queue or pool */
-	bool dirty;		 /* pushed since the last notification */
+	_Atomic uint64_t stalls; /* drains stopped: full queue, blocks, holds */
+	_Atomic bool pinned;	 /* a ring is half held: wake me once written */
+	/* eventfd writes and epoll waits for this reader (benchmarks) */
+	_Atomic uint64_t wake_calls;
+	char pad2[SP__CACHE_LINE];
 };
 
 /*
@@ -101,7 +135,15 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 /* Asks for a full drain; returns the request number to wait for. */
 uint64_t sp__reader_request(struct sp__reader *r);
 
-/* The sequencer's side: one record of @owner (a block) is consumed. */
-void sp__rblock_consume(void *owner);
+/*
+ * The sequencer's side: the record at @ref in @owner (a block) is
+ * consumed; a sample left in the ring is released with it.
+ */
+void sp__rblock_consume(void *owner, const void *ref);
+
+/* Whether records wait in a ring of @r that it has not read yet. */
+bool sp__reader_has_unread(struct sp__reader *r);
+/* After writing: wakes @r if it asked to release held ring space. */
+void sp__reader_poke(struct sp__reader *r);
 
 #endif /* SP_ENGINE_READER_H */

@@ -22,6 +22,12 @@
 
 #define READERS_MAX 8
 #define CPUS_PER_READER 16
+/*
+ * Rings a reader can take at least (a few KiB each): what one machine's
+ * CPUs need, and what the replay harness spreads fixtures over to
+ * measure many CPUs on few.
+ */
+#define READER_RINGS_MIN 256u
 
 static unsigned reader_count(const struct sp__pipeline *p)
 {
@@ -34,6 +40,9 @@ static unsigned reader_count(const struct sp__pipeline *p)
 static int readers_new(struct sp__pipeline *p, struct sp__threaded *t)
 {
 	size_t cap = (size_t)p->rings->ncpus * 4 + 8;
+
+	if (cap < READER_RINGS_MIN)
+		cap = READER_RINGS_MIN;
 	unsigned i;
 	int err;
 
@@ -72,7 +81,7 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 	err = readers_new(p, t);
 	if (!err)
 		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
-				    p->job_frames);
+				    p->job_frames, t->wakefd);
 	return err;
 }
 
@@ -140,9 +149,9 @@ static uint64_t watermark(const struct sp__threaded *t)
 	return min;
 }
 
-static void copied_out(void *owner)
+static void copied_out(void *owner, const void *ref)
 {
-	sp__rblock_consume(owner);
+	sp__rblock_consume(owner, ref);
 }
 
 /* Moves every queued item into the merge queue. */
@@ -162,7 +171,7 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t)
 		while (!err && sp__spsc_pop(&r->queue, &it)) {
 			err = sp__merge_push_ref(&p->merge, &it);
 			if (err) { /* the record is gone: count it as lost */
-				sp__rblock_consume(it.owner);
+				sp__rblock_consume(it.owner, it.ref);
 				p->dropped++;
 			}
 		}
@@ -183,6 +192,7 @@ static void wait_wake(struct sp__threaded *t, int timeout_ms)
 	struct pollfd pfd = { .fd = t->wakefd, .events = POLLIN };
 	uint64_t v;
 
+	t->wait_calls++;
 	if (poll(&pfd, 1, timeout_ms) > 0 && read(t->wakefd, &v, 8) < 0)
 		return;
 }
@@ -232,6 +242,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 	uint64_t w;
 	int err;
 
+	sp__pool_disarm(&t->pool); /* awake: the workers need not wake us */
 	adopt_rings(p, t);
 	if (all) {
 		err = drain_everything(p, t);
@@ -244,6 +255,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 		err = sp__pipeline_release(p, w);
 	if (!err && w != UINT64_MAX && w > t->released)
 		t->released = w;
+	sp__pool_publish(&t->pool); /* the release's last batch */
 	if (!err)
 		err = sp__threaded_collect(p, all);
 	return err;
@@ -251,21 +263,27 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 
 int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 {
-	struct sp__pool *pool = &p->threads->pool;
+	struct sp__threaded *t = p->threads;
+	struct sp__pool *pool = &t->pool;
 	struct sp__job *job;
-	int err;
+	bool wrote = false;
+	unsigned i;
+	int err = 0;
 
 	while ((job = sp__pool_head(pool, wait))) {
 		err = p->ops->write(p->ctx, job);
 		if (err)
-			return err; /* the job stays at the head: retried */
+			break; /* the job stays at the head: retried */
 		/* Counted once written: the write may have unwound it again. */
 		sp__pipeline_count(p, job);
 		if (job->block)
-			sp__rblock_consume(job->block);
+			sp__rblock_consume(job->block, job->s);
 		sp__pool_pop(pool);
+		wrote = true;
 	}
-	return 0;
+	for (i = 0; wrote && i < t->nreaders; i++)
+		sp__reader_poke(&t->readers[i]); /* held ring space is free */
+	return err;
 }
 
 int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
@@ -324,13 +342,9 @@ bool sp__threaded_pending(const struct sp__pipeline *p)
 		return true;
 	for (i = 0; i < t->nreaders; i++) {
 		struct sp__reader *r = &t->readers[i];
-		size_t j, n = atomic_load(&r->nrings);
 
-		if (!sp__spsc_empty(&r->queue))
+		if (!sp__spsc_empty(&r->queue) || sp__reader_has_unread(r))
 			return true;
-		for (j = 0; j < n; j++)
-			if (sp__ring_has_data(&r->rings[j].ring))
-				return true;
 	}
 	return false;
 }

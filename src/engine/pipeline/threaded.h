@@ -35,7 +35,8 @@ struct sp__threaded {
 	uint64_t copied;      /* records copied out of starved readers */
 	uint64_t jobs;	      /* dispatched to workers */
 	uint64_t jobs_inline; /* unwound by the sequencer (copied bytes) */
-	int wakefd;	      /* readers -> sequencer */
+	uint64_t wait_calls;  /* the sequencer's polls in a full drain */
+	int wakefd;	      /* readers and workers -> sequencer */
 };
 
 /* Starts @workers unwinder threads and the readers (0 on success). */

@@ -107,10 +107,13 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 
 /*
  * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
- * up to two CPUs, where the hand-offs between threads cost more than they
- * win (bench_system at the maximum rate here: 58-162 k samples/s inline vs
- * 4.8-13.5 k threaded; bench_pipeline: 568 k vs 220-306 k samples/s),
- * then one thread fewer than the CPUs.
+ * up to two CPUs, where threaded mode measured slower in every setting
+ * (bench_pipeline on 2 CPUs: about 2x inline's CPU per sample and
+ * 0.3-0.6x its wall throughput, with no spare core to win it back),
+ * then one thread fewer than the CPUs: there the threaded serial stage
+ * (0.5-0.7 us per sample) limits the rate instead of inline mode's
+ * whole cost on one thread (0.8-0.9 us); idle workers sleep and cost
+ * nothing (docs/explanation/pipeline.md).
  */
 static unsigned worker_count(uint32_t threads)
 {

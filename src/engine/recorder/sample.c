@@ -201,7 +201,7 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 {
 	bool threaded = sp__pipeline_is_threaded(rec->pipe);
 	struct sp_frame *f = job->frames;
-	size_t n, i;
+	size_t n;
 	int err;
 
 	/*
@@ -236,9 +236,8 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	}
 	if (err)
 		return err;
-	for (i = 0; i < n; i++)
-		rec->sum.truncated_frame_markers += f[i].mode ==
-						    SP_FRAME_TRUNCATED;
+	/* Only the unwinder puts a marker, always as the stack's last frame. */
+	rec->sum.truncated_frame_markers += f[n - 1].mode == SP_FRAME_TRUNCATED;
 	rec->sum.samples++;
 	rec->poll.samples++;
 	return 0;
