@@ -221,7 +221,7 @@ static void replay(uint32_t threads)
 	snprintf(path, sizeof(path), "/tmp/sp-offsynth-%d-%u.spool",
 		 (int)getpid(), threads);
 	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, &rp));
+	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
 	CHECK_OK(sp__replay_run(rp, 4, NULL));
 	CHECK_OK(sp_recorder_finish(rec));
 	sp_recorder_summary(rec, &sum);
