@@ -117,6 +117,7 @@ static int dispatch(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 	if (err)
 		return err;
 	job->s = &marker;
+	job->detached = true; /* never ties up the record being applied */
 	job->tag = tag;
 	job->time = time;
 	job->ip = arg;

@@ -166,6 +166,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return err;
 	}
 	job->s = s;
+	job->detached = false;
 	job->tag = SP__JOB_SAMPLE;
 	if (rec->offcpu.mode != SP_PROFILE_CPU &&
 	    (s->misc & SP__QSAMPLE_UNIT_PERIOD)) {
