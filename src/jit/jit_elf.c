@@ -97,8 +97,9 @@ static int collect_text(struct reader *rd)
 		if (sp__vec_push(&e->text, &e->mem, &t))
 			return -ENOMEM;
 	}
-	qsort(e->text.data, e->text.len, sizeof(struct sp__jit_elf_text),
-	      cmp_text);
+	if (e->text.len > 1) /* an empty vector's data is NULL */
+		qsort(e->text.data, e->text.len,
+		      sizeof(struct sp__jit_elf_text), cmp_text);
 	return 0;
 }
 
@@ -191,7 +192,8 @@ static void close_sizes(struct sp__jit_elf *e)
 	const struct sp__jit_elf_text *t = e->text.data;
 	size_t i, k;
 
-	qsort(s, e->syms.len, sizeof(*s), cmp_sym);
+	if (e->syms.len > 1) /* an empty vector's data is NULL */
+		qsort(s, e->syms.len, sizeof(*s), cmp_sym);
 	for (i = 0; i < e->syms.len; i++) {
 		if (s[i].end != s[i].start)
 			continue;

@@ -207,8 +207,9 @@ static int add_load(struct sp__jit_names *n, const struct sp__jitdump_load *l,
 	    lines_inside(n, c.start, c.end)) {
 		c.first_line = n->pending_first;
 		c.nlines = n->pending_n;
-		qsort(sp__vec_at(&n->lines, c.first_line), c.nlines,
-		      sizeof(struct sp__jit_line), cmp_line);
+		if (c.nlines > 1)
+			qsort(sp__vec_at(&n->lines, c.first_line), c.nlines,
+			      sizeof(struct sp__jit_line), cmp_line);
 		n->st.lines += c.nlines;
 	} else if (n->pending) {
 		n->st.debug_unmatched++;

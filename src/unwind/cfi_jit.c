@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "for_engine/unwind_jit.h"
 #include "image.h"
 #include "unwind_internal.h"
-#include "for_engine/unwind_jit.h"
 
 /*
  * libdw reads CFI only from an ELF, so raw .eh_frame bytes are wrapped in

@@ -10,13 +10,13 @@
 #include <stackpulse/error.h>
 
 #include "atomic.h"
+#include "for_engine/unwind_jit.h"
 #include "hash.h"
 #include "jit_table.h"
 #include "logging.h"
 #include "map.h"
 #include "opts.h"
 #include "unwind_internal.h"
-#include "for_engine/unwind_jit.h"
 #include "unwind_stats.h"
 #include "vec.h"
 

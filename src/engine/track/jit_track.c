@@ -409,7 +409,8 @@ static struct sp__jit_snap *snap_build(struct sp__jit_proc *jp)
 	for (i = 0, n = 0; i < jp->areas.len; i++)
 		if (a[i].tab)
 			sorted[n++] = a[i];
-	qsort(sorted, n, sizeof(*sorted), cmp_area);
+	if (n > 1) /* qsort's array may not be NULL, even for 0 */
+		qsort(sorted, n, sizeof(*sorted), cmp_area);
 	s->refs = 1;
 	s->bytes = bytes;
 	regions = (struct sp__jit_region *)(s + 1);
