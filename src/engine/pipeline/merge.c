@@ -110,7 +110,8 @@ static void copy_out(const struct sp__merge_item *it, unsigned char *dst,
 		return;
 	}
 	memcpy(&q, it->ref, sizeof(q));
-	memcpy(dst + sizeof(q), q.ext_ips, q.nr_ips * 8);
+	if (q.nr_ips) /* no callchain: ext_ips is NULL */
+		memcpy(dst + sizeof(q), q.ext_ips, q.nr_ips * 8);
 	memcpy(dst + sizeof(q) + q.nr_ips * 8, q.ext_stack, q.stack_len);
 	q.ext_ips = NULL;
 	q.ext_stack = NULL;
