@@ -11,14 +11,37 @@
  *   tid 102  preempted 5 ms                     5 x [off-cpu:preempted]
  *   tid 103  blocked 50 us (< 100 us threshold) dropped, counted
  *   tid 104  4 x 0.6 ms blocked                 2 (the remainder carries)
- *   tid 105  blocked, records lost 5 ms later,  5, cut at the loss
- *            its switch-in 10 h later never seen
+ *   tid 105  blocked, records lost after the    3, cut where the loss
+ *            ring's record 3 ms later (LOST at   began (it may have run
+ *            5 ms), its switch-in 10 h later     from there to the LOST)
+ *            never seen
  *   tid 106  blocked, exits 7 ms later          7, cut at the exit
  *   tid 107  switched out twice, no switch-in   first dropped (lost)
  *   tid 108  exit stamped before its switch-out clock anomaly, dropped
  *   tid 109  switch-in of another process       pid reuse, dropped
  *
- * A synthesised sample lies inside its span.
+ * A synthesised sample lies inside its span. A switch-out's SWITCH_OUT
+ * record comes 2 us after its sample (the kernel copies the stack in
+ * between).
+ *
+ * Wall mode, on a second fixture of 100 ms per thread: cpu-clock samples
+ * (period 1 ms) and 100 cycles of 1 ms, each a run and a block, as the
+ * kernel writes them:
+ *
+ *   tid 301  runs 500 us, its sample 100 us   50 on-CPU and 49-50 off-CPU
+ *            before the SWITCH_OUT record     (spans measured from the
+ *            (a slow stack copy)              record; from the sample
+ *                                             they made 60: 110 in all)
+ *   tid 302  the switch records show 400 us   49-50 off-CPU: its wall
+ *            of running, its cpu-clock        time, not the 60 ms the
+ *            samples stand for 500 us (cpu-   spans measure beside its
+ *            clock runs beyond the records'   50 on-CPU samples
+ *            window, some us per switch)
+ *   tid 303  blocked 1 ms (from 201 ms), its  8 on-CPU, none off-CPU:
+ *            switch-in lost in CPU 1's ring   its span is cut where the
+ *            (whose last record is at 200     loss began, before it (the
+ *            ms), then 8 cpu-clock samples    LOST at 211 ms made it 10)
+ *            on CPU 0
  */
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +64,7 @@
 static struct sp__mem mem;
 static struct sp__vec fix;
 static uint64_t st;
+static uint32_t cpu; /* of the records put next (their ring's) */
 
 static void put(const void *r)
 {
@@ -53,20 +77,21 @@ static void put(const void *r)
 static unsigned char *trailer(unsigned char *p, int32_t pid, int32_t tid,
 			      uint64_t t)
 {
-	uint64_t z = 0;
+	uint64_t z = 0, c = cpu;
 
 	memcpy(p, &pid, 4);
 	memcpy(p + 4, &tid, 4);
 	memcpy(p + 8, &t, 8);
-	memcpy(p + 16, &z, 8);
+	memcpy(p + 16, &c, 8);
 	memcpy(p + 24, &z, 8);
 	return p + 32;
 }
 
-static void sample(int32_t pid, int32_t tid, uint64_t t)
+/* A sample of @period (1: a context switch's), with no registers. */
+static void sample_of(int32_t pid, int32_t tid, uint64_t t, uint64_t period)
 {
 	unsigned char r[128], *p = r + 8;
-	uint64_t v[8] = { 0, KIP, 0, t, 0, 1, 0, 0 }; /* period 1, no regs */
+	uint64_t v[8] = { 0, KIP, 0, t, cpu, period, 0, 0 };
 	struct perf_event_header h = { PERF_RECORD_SAMPLE,
 				       PERF_RECORD_MISC_KERNEL, 8 + 64 };
 
@@ -75,6 +100,11 @@ static void sample(int32_t pid, int32_t tid, uint64_t t)
 	memcpy(r, &h, 8);
 	memcpy(p, v, 64);
 	put(r);
+}
+
+static void sample(int32_t pid, int32_t tid, uint64_t t)
+{
+	sample_of(pid, tid, t, 1);
 }
 
 static void sw(int32_t pid, int32_t tid, uint64_t t, uint16_t misc)
@@ -91,8 +121,8 @@ static void sw(int32_t pid, int32_t tid, uint64_t t, uint16_t misc)
 static void span(int32_t pid, int32_t tid, uint64_t out, uint64_t in,
 		 bool preempt)
 {
-	sample(pid, tid, out);
-	sw(pid, tid, out + 1,
+	sample(pid, tid, out - 2000);
+	sw(pid, tid, out,
 	   PERF_RECORD_MISC_SWITCH_OUT |
 		   (preempt ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0));
 	if (in)
@@ -124,11 +154,10 @@ static void task_exit(int32_t pid, int32_t tid, uint64_t body_t, uint64_t t)
 	put(r);
 }
 
-static void build(void)
+static void header(void)
 {
 	struct sp__perf_cfg cfg;
 	struct sp__fixture_hdr hdr;
-	int i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	st = sp__perf_sample_type(&cfg);
@@ -139,6 +168,13 @@ static void build(void)
 	CHECK_OK(sp__fixture_put_header(&fix, &mem, &hdr));
 	CHECK_OK(sp__fixture_put_proc(&fix, &mem, PID, 1));
 	CHECK_OK(sp__fixture_put_proc(&fix, &mem, PID2, 1));
+}
+
+static void build(void)
+{
+	int i;
+
+	header();
 	span(PID, 101, T0, T0 + 30 * MS, false);
 	span(PID, 102, T0 + 1 * MS, T0 + 6 * MS, true);
 	span(PID, 103, T0 + 2 * MS, T0 + 2 * MS + 50000, false);
@@ -146,6 +182,7 @@ static void build(void)
 		span(PID, 104, T0 + (uint64_t)(i * 10) * MS,
 		     T0 + (uint64_t)(i * 10) * MS + 600000, false);
 	span(PID, 105, T0 + 40 * MS, 0, false);
+	sw(PID, 110, T0 + 43 * MS, 0); /* the ring's last record: nothing */
 	lost(T0 + 45 * MS);
 	span(PID, 106, T0 + 50 * MS, 0, false);
 	task_exit(PID, 106, T0 + 57 * MS, T0 + 57 * MS);
@@ -157,6 +194,38 @@ static void build(void)
 	sw(PID2, 109, T0 + 95 * MS, 0);
 	/* The 10-hour-late switch-in of tid 105 (its span was cut). */
 	sw(PID, 105, T0 + 36000000 * MS, 0);
+}
+
+/* Wall mode's fixture: tids 301 and 302, 100 cycles of 1 ms each. */
+static void build_wall(void)
+{
+	uint64_t k, b;
+
+	header();
+	for (k = 0; k < 100; k++) {
+		b = T0 + k * MS;
+		if (k % 2)
+			sample_of(PID, 301, b + 200000, MS);
+		sample(PID, 301, b + 400000);
+		sw(PID, 301, b + 500000, PERF_RECORD_MISC_SWITCH_OUT);
+		sw(PID, 301, b + MS, 0);
+		if (k % 2)
+			sample_of(PID, 302, b + 300000, MS);
+		sample(PID, 302, b + 498000);
+		sw(PID, 302, b + 500000, PERF_RECORD_MISC_SWITCH_OUT);
+		sw(PID, 302, b + MS + 100000, 0);
+	}
+	b = T0 + 200 * MS;
+	cpu = 1;
+	sw(PID, 399, b, 0); /* where CPU 1's loss begins */
+	cpu = 0;
+	sample(PID, 303, b + MS - 2000);
+	sw(PID, 303, b + MS, PERF_RECORD_MISC_SWITCH_OUT);
+	for (k = 3; k <= 10; k++)
+		sample_of(PID, 303, b + k * MS, MS);
+	cpu = 1;
+	lost(b + 11 * MS);
+	cpu = 0;
 }
 
 struct tally {
@@ -198,7 +267,7 @@ static void check_spool(const char *path)
 	CHECK_EQ(t[2].blocked, 0);
 	CHECK_EQ(t[3].blocked, 0);
 	CHECK_EQ(t[4].blocked, 2);
-	CHECK_EQ(t[5].blocked, 5);
+	CHECK_EQ(t[5].blocked, 3);
 	CHECK_EQ(t[6].blocked, 7);
 	CHECK_EQ(t[7].blocked, 1);
 	CHECK_EQ(t[8].blocked, 0);
@@ -238,13 +307,73 @@ static void replay(uint32_t threads)
 		(unsigned long long)sum.switch_anomalies,
 		(unsigned long long)sum.switch_events);
 	CHECK_EQ(sum.samples, sum.samples_synthesized);
-	CHECK_EQ(sum.samples, 30 + 5 + 2 + 5 + 7 + 1);
+	CHECK_EQ(sum.samples, 30 + 5 + 2 + 3 + 7 + 1);
 	CHECK_EQ(sum.blocks_below_threshold, 1);
 	/* 105 at the loss, 106 at its exit, 107's first span */
 	CHECK_EQ(sum.switch_lost, 3);
 	/* 108: exit before its switch-out; 109: another process's tid */
 	CHECK_EQ(sum.switch_anomalies, 2);
 	check_spool(path);
+	unlink(path);
+}
+
+/* Each thread of the wall fixture weighs its 100 ms of wall time. */
+static void check_wall_spool(const char *path)
+{
+	struct sp_snapshot *snap;
+	const struct sp_spool *defs;
+	uint64_t on[3] = { 0, 0, 0 }, off[3] = { 0, 0, 0 };
+	size_t i, n, k;
+
+	CHECK_OK(sp_snapshot_open(path, NULL, &snap));
+	defs = sp_snapshot_spool(snap);
+	CHECK_EQ_INT(sp_spool_mode(defs), SP_PROFILE_WALL);
+	n = sp_snapshot_sample_count(snap);
+	for (i = 0; i < n; i++) {
+		struct sp_stack_node node;
+		struct sp_sample s;
+
+		CHECK_OK(sp_snapshot_sample(snap, i, &s));
+		CHECK_OK(sp_spool_stack_node(defs, s.stack, &node));
+		CHECK(s.tid >= 301 && s.tid <= 303);
+		k = (size_t)(s.tid - 301);
+		if (sp_spool_off_cpu_frame(defs, node.frame) != 0)
+			off[k]++;
+		else
+			on[k]++;
+	}
+	for (k = 0; k < 3; k++)
+		fprintf(stderr, "tid %zu: %llu on-CPU, %llu off-CPU samples\n",
+			301 + k, (unsigned long long)on[k],
+			(unsigned long long)off[k]);
+	for (k = 0; k < 2; k++) {
+		CHECK_EQ(on[k], 50);
+		CHECK(off[k] >= 49 && off[k] <= 50);
+	}
+	CHECK_EQ(on[2], 8);
+	CHECK_EQ(off[2], 0);
+	sp_snapshot_close(snap);
+}
+
+static void replay_wall(uint32_t threads)
+{
+	struct sp_recorder_opts o = { .size = sizeof(o) };
+	struct sp_recorder *rec;
+	struct sp__replay *rp;
+	char path[128];
+
+	o.threads = threads;
+	o.sample_hz = 1000;
+	o.mode = SP_PROFILE_WALL;
+	snprintf(path, sizeof(path), "/tmp/sp-offsynth-wall-%d-%u.spool",
+		 (int)getpid(), threads);
+	CHECK_OK(sp_recorder_open(path, &o, &rec));
+	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
+	CHECK_OK(sp__replay_run(rp, 4, NULL));
+	CHECK_OK(sp_recorder_finish(rec));
+	sp_recorder_close(rec);
+	sp__replay_free(rp);
+	check_wall_spool(path);
 	unlink(path);
 }
 
@@ -255,6 +384,10 @@ int main(void)
 	build();
 	replay(0);
 	replay(2);
+	fix.len = 0;
+	build_wall();
+	replay_wall(0);
+	replay_wall(2);
 	sp__vec_fini(&fix, &mem);
 	return T_EXIT_PASS;
 }

@@ -18,6 +18,10 @@
  *   the end of the recording    every open span, up to then
  *
  * An end before the start (clock trouble) is dropped and counted.
+ *
+ * A switch-in's job carries the time of the SWITCH_OUT record seen since
+ * the thread's last switch-in (ip = out << 1 | preempted; 0: none): the
+ * span starts there when it lies between the sample and the end.
  */
 #include <errno.h>
 #include <string.h>
@@ -67,6 +71,7 @@ int sp__offcpu_init(struct sp_recorder *rec, int mode, uint32_t min_us,
 	memset(o, 0, sizeof(*o));
 	sp__map_init(&o->by_tid);
 	sp__vec_init(&o->spans, sizeof(struct sp__offcpu_span));
+	sp__vec_init(&o->cpu_last, sizeof(uint64_t));
 	o->mode = mode;
 	if (mode == SP_PROFILE_CPU)
 		return 0;
@@ -80,6 +85,31 @@ void sp__offcpu_fini(struct sp_recorder *rec)
 {
 	sp__map_fini(&rec->offcpu.by_tid, &rec->mem);
 	sp__vec_fini(&rec->offcpu.spans, &rec->mem);
+	sp__vec_fini(&rec->offcpu.cpu_last, &rec->mem);
+}
+
+/* CPUs noted; beyond, a loss is taken to begin at each span's start. */
+#define SP__OFFCPU_CPUS 8192u
+
+void sp__offcpu_note(struct sp_recorder *rec, uint32_t cpu, uint64_t time)
+{
+	struct sp__vec *v = &rec->offcpu.cpu_last;
+	uint64_t zero = 0;
+
+	if (rec->offcpu.mode == SP_PROFILE_CPU || cpu >= SP__OFFCPU_CPUS)
+		return;
+	/* Grows once per CPU seen, never on later records. */
+	while (v->len <= cpu)
+		if (sp__vec_push(v, &rec->mem, &zero))
+			return;
+	*(uint64_t *)sp__vec_at(v, cpu) = time;
+}
+
+uint64_t sp__offcpu_loss_start(const struct sp_recorder *rec, uint32_t cpu)
+{
+	const struct sp__vec *v = &rec->offcpu.cpu_last;
+
+	return cpu < v->len ? *(const uint64_t *)sp__vec_at(v, cpu) : 0;
 }
 
 /* The span of @tid, created when @create (NULL: none, or no memory). */
@@ -139,6 +169,7 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 {
 	struct sp__perf_switch sw;
 	struct sp__offcpu_span *s;
+	uint64_t out;
 	bool preempt;
 
 	if (rec->offcpu.mode == SP_PROFILE_CPU ||
@@ -160,6 +191,8 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 		s->out_ns = sw.id.time;
 		return 0;
 	}
+	/* (a time beyond 2^63 ns cannot be carried: the sample's then) */
+	out = s->out_ns >= s->in_ns && s->out_ns < (1ull << 63) ? s->out_ns : 0;
 	preempt = s->preempt && s->out_ns >= s->in_ns;
 	s->in_ns = sw.id.time;
 	if (!s->armed)
@@ -167,7 +200,7 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	s->armed = false;
 	rec->offcpu.narmed--;
 	return dispatch(rec, SP__JOB_SWITCH_IN, sw.id.pid, sw.id.tid,
-			sw.id.time, preempt);
+			sw.id.time, out << 1 | preempt);
 }
 
 int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid)
@@ -226,15 +259,79 @@ static void pseudo_frame(const struct sp__offcpu *o, bool preempt,
 	f->mode = SP_FRAME_KERNEL;
 }
 
+/* Wall mode's ledger forgets: samples in between may be missing. */
+static void ledger_reset(struct sp__offcpu_span *s)
+{
+	s->slack = 0;
+	s->prev_end = 0;
+	s->on = 0;
+}
+
+/* At most 2^60 ns (36 years): the ledger's sums cannot overflow. */
+static int64_t ns_cap(uint64_t ns)
+{
+	return ns < (1ull << 60) ? (int64_t)ns : (int64_t)(1ull << 60);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Keeps @s's two remainders within an interval of each other. */
+static void ledger_bound(struct sp__offcpu_span *s, int64_t iv)
+{
+	/* The ledger only evens out a sample's phase, never stores hours. */
+	s->carry = min64(s->carry, (s->slack > 0 ? s->slack : 0) + iv);
+	s->slack = min64(s->slack, (s->carry > 0 ? s->carry : 0) + iv);
+	if (s->slack < -iv)
+		s->slack = -iv;
+}
+
 /*
- * Ends @s at @end: (carry + D) / interval samples across [t_out, end).
- * The span is closed first, so a writer error cannot repeat it.
+ * The samples that @s's span from @start to @end weighs (offcpu.h): its
+ * carry plus the span, and in wall mode no more than the ledger allows;
+ * none for a dropped block (@counted false). Both keep what is left,
+ * and the ledger goes on from @end.
+ */
+static uint64_t weigh(struct sp__offcpu *o, struct sp__offcpu_span *s,
+		      uint64_t start, uint64_t end, bool counted)
+{
+	const int64_t iv = (int64_t)o->interval_ns;
+	bool wall = o->mode == SP_PROFILE_WALL;
+	int64_t d = counted ? ns_cap(end - start) : 0, avail, n = 0;
+
+	if (wall && s->prev_end != 0 && start >= s->prev_end) {
+		/* The run before the span, less what its samples weigh. */
+		s->slack += ns_cap(start - s->prev_end) -
+			    min64((int64_t)s->on * iv, (int64_t)1 << 60);
+	}
+	s->carry += d;
+	s->slack += wall ? d : 0;
+	if (counted) {
+		avail = wall ? min64(s->carry, s->slack) : s->carry;
+		n = avail > 0 ? avail / iv : 0;
+		s->carry -= n * iv;
+	}
+	if (wall) {
+		s->slack -= n * iv;
+		ledger_bound(s, iv);
+	}
+	s->prev_end = end;
+	s->on = 0;
+	return (uint64_t)n;
+}
+
+/*
+ * Ends @s at @end: its weight in samples across [start, end), from the
+ * SWITCH_OUT record's time @out when known (else the sample's). The span
+ * is closed first, so a writer error cannot repeat it.
  */
 static int span_end(struct sp_recorder *rec, struct sp__offcpu_span *s,
-		    uint64_t end, bool preempt)
+		    uint64_t out, uint64_t end, bool preempt)
 {
 	struct sp__offcpu *o = &rec->offcpu;
-	uint64_t d, total, n, k;
+	uint64_t start = s->t_out, n, k;
 	struct sp_frame pf;
 	uint32_t leaf;
 	int err;
@@ -243,23 +340,25 @@ static int span_end(struct sp_recorder *rec, struct sp__offcpu_span *s,
 	o->nopen--;
 	if (end < s->t_out) {
 		rec->sum.switch_anomalies++;
+		ledger_reset(s);
 		return 0;
 	}
-	d = end - s->t_out;
-	if (d < o->min_ns) {
+	if (out > start && out <= end)
+		start = out;
+	if (end - start < o->min_ns) {
 		rec->sum.blocks_below_threshold++;
+		(void)weigh(o, s, start, end, false);
 		return 0;
 	}
 	rec->sum.off_cpu_spans++;
-	total = s->carry + d;
-	n = total / o->interval_ns;
-	s->carry = total % o->interval_ns;
+	n = weigh(o, s, start, end, true);
 	if (n == 0)
 		return 0;
 	pseudo_frame(o, preempt, &pf);
 	err = sp_writer_stack(rec->writer, s->leaf, &pf, 1, &leaf);
 	for (k = 0; !err && k < n; k++) {
-		uint64_t t = s->t_out + d / n * k; /* evenly, from t_out */
+		/* evenly, from the start */
+		uint64_t t = start + (end - start) / n * k;
 
 		err = sp_writer_sample_node(rec->writer, t, s->pid, s->tid,
 					    leaf);
@@ -296,9 +395,12 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 			rec->sum.switch_anomalies++; /* the tid was reused */
 		s->open = false;
 		rec->offcpu.nopen--;
+		ledger_reset(s);
 	}
-	if (s->pid != job->pid)
+	if (s->pid != job->pid) {
 		s->carry = 0; /* another thread now */
+		ledger_reset(s);
+	}
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;
@@ -320,7 +422,11 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 	return 0;
 }
 
-/* Every open span (or @tid's only, when > 0) cut at @time: end unseen. */
+/*
+ * Every open span (or @tid's only, when > 0) cut at @time: end unseen.
+ * At a loss, @time is where it began (0: unknown), and a span that did
+ * not begin before weighs nothing: its end may be among the lost.
+ */
 static int cut(struct sp_recorder *rec, int32_t tid, uint64_t time)
 {
 	struct sp__offcpu *o = &rec->offcpu;
@@ -332,9 +438,17 @@ static int cut(struct sp_recorder *rec, int32_t tid, uint64_t time)
 
 		if (!s->open || (tid > 0 && s->tid != tid))
 			continue;
-		/* (an end before the start counts as an anomaly instead) */
+		if (tid <= 0 && time <= s->t_out) {
+			rec->sum.switch_lost++;
+			s->open = false;
+			o->nopen--;
+			ledger_reset(s);
+			continue;
+		}
+		/* (an exit before the start counts as an anomaly instead) */
 		rec->sum.switch_lost += time >= s->t_out;
-		e = span_end(rec, s, time, s->preempt);
+		e = span_end(rec, s, 0, time, s->preempt);
+		ledger_reset(s);
 		err = err ? err : e;
 	}
 	return err;
@@ -356,9 +470,11 @@ int sp__offcpu_write(struct sp_recorder *rec, struct sp__job *job,
 			rec->sum.switch_anomalies++;
 			s->open = false;
 			rec->offcpu.nopen--;
+			ledger_reset(s);
 			return 0;
 		}
-		return span_end(rec, s, job->time, job->ip != 0);
+		return span_end(rec, s, job->ip >> 1, job->time,
+				(job->ip & 1) != 0);
 	case SP__JOB_LOSS:
 		return cut(rec, 0, job->time);
 	case SP__JOB_EXIT:
@@ -379,8 +495,19 @@ int sp__offcpu_finish(struct sp_recorder *rec, uint64_t now)
 
 		if (!s->open)
 			continue;
-		e = span_end(rec, s, now, s->preempt);
+		e = span_end(rec, s, 0, now, s->preempt);
 		err = err ? err : e;
 	}
 	return err;
+}
+
+void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid)
+{
+	struct sp__offcpu_span *s;
+
+	if (rec->offcpu.mode != SP_PROFILE_WALL)
+		return;
+	s = span_of(rec, tid, false);
+	if (s && s->on < UINT32_MAX)
+		s->on++;
 }

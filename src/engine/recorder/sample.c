@@ -223,6 +223,8 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	}
 	if (job->tag != SP__JOB_SAMPLE)
 		return sp__offcpu_write(rec, job, f, n);
+	/* Its interval is accounted for, written or not (offcpu.h). */
+	sp__offcpu_on_cpu(rec, job->tid);
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;
