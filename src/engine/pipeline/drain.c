@@ -112,12 +112,6 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 	return 0;
 }
 
-static int on_record(void *ctx, const struct sp__ring *ring, const void *r,
-		     size_t len)
-{
-	return on_record_at(ctx, ring, r, len, 0);
-}
-
 static int on_record_tapped_at(void *ctx, const struct sp__ring *ring,
 			       const void *r, size_t len, uint64_t pos)
 {
@@ -129,21 +123,17 @@ static int on_record_tapped_at(void *ctx, const struct sp__ring *ring,
 	return err;
 }
 
-static int on_record_tapped(void *ctx, const struct sp__ring *ring,
-			    const void *r, size_t len)
-{
-	return on_record_tapped_at(ctx, ring, r, len, 0);
-}
-
+/*
+ * Always a scan, never a read that consumes: records before read_pos may
+ * still be held (a reader copying a half-held ring has samples of
+ * earlier drains in it), and a read would start again from data_tail,
+ * queue them twice and give their space back to the kernel.
+ */
 long sp__drain_ring(struct sp__drain *d, struct sp__ring *ring, void *scratch)
 {
 	d->err = 0;
 	d->ring = ring;
 	d->scratch = scratch;
-	if (d->in_place)
-		return sp__ring_scan(
-			ring, scratch,
-			d->tap ? on_record_tapped_at : on_record_at, d);
-	return sp__ring_read(ring, scratch,
-			     d->tap ? on_record_tapped : on_record, d);
+	return sp__ring_scan(ring, scratch,
+			     d->tap ? on_record_tapped_at : on_record_at, d);
 }

@@ -35,11 +35,12 @@ struct sp__drain {
 	uint64_t unusable;  /* samples that could not be parsed */
 	int err;	    /* the push error that stopped the last drain */
 	/*
-	 * In place (inline mode and the readers): scan @ring without
-	 * consuming it; samples keep their callchain and stack in the ring
-	 * (struct sp__qsample ext_*), and their item carries its position
-	 * (its key names the ring), so the ring is consumed only up to the
-	 * oldest sample still in use.
+	 * A drain scans @ring from its read_pos and never consumes it: the
+	 * caller gives the space back (sp__ring_consume) up to the oldest
+	 * record still in use. In place: samples keep their callchain and
+	 * stack in the ring (struct sp__qsample ext_*), and their item
+	 * carries its position (its key names the ring). Not in place:
+	 * every sample is copied whole, so the ring is not held any longer.
 	 */
 	struct sp__ring *ring;
 	void *scratch;
@@ -51,10 +52,10 @@ struct sp__drain {
 };
 
 /*
- * Reads every record of @ring through @d. Returns the number of records,
- * or SP_ECORRUPT (the ring skipped ahead). A push error stops the drain
- * with the failed record left in the ring; it is kept in @d->err (0 when
- * the ring was read to its end).
+ * Reads every record of @ring past its read_pos through @d, consuming
+ * none. Returns the number of records, or SP_ECORRUPT (the ring skipped
+ * ahead). A push error stops the drain with the failed record left
+ * unread; it is kept in @d->err (0 when the ring was read to its end).
  */
 long sp__drain_ring(struct sp__drain *d, struct sp__ring *ring, void *scratch);
 

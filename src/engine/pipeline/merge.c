@@ -88,13 +88,18 @@ int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it)
 	return sp__vec_push(&m->items, m->mem, it);
 }
 
-/* Bytes a referenced record takes once copied (a sample with its stack). */
+/*
+ * Bytes a referenced record takes once copied: a sample left in the ring
+ * brings its callchain and stack. Either may be there alone (a kernel
+ * thread's sample has a callchain and no user stack), and neither may
+ * be left behind: the ring is given back once the copy is made.
+ */
 static size_t copy_len(const struct sp__merge_item *it)
 {
 	const struct sp__qsample *q = it->ref;
 
 	if (it->type != PERF_RECORD_SAMPLE || it->len != sizeof(*q) ||
-	    !q->ext_stack)
+	    (!q->ext_stack && !q->ext_ips))
 		return it->len;
 	return sizeof(*q) + q->nr_ips * 8 + q->stack_len;
 }
@@ -110,9 +115,12 @@ static void copy_out(const struct sp__merge_item *it, unsigned char *dst,
 		return;
 	}
 	memcpy(&q, it->ref, sizeof(q));
-	if (q.nr_ips) /* no callchain: ext_ips is NULL */
+	/* An empty part may have no pointer (NULL): memcpy must not see it. */
+	if (q.nr_ips)
 		memcpy(dst + sizeof(q), q.ext_ips, q.nr_ips * 8);
-	memcpy(dst + sizeof(q) + q.nr_ips * 8, q.ext_stack, q.stack_len);
+	if (q.stack_len)
+		memcpy(dst + sizeof(q) + q.nr_ips * 8, q.ext_stack,
+		       q.stack_len);
 	q.ext_ips = NULL;
 	q.ext_stack = NULL;
 	memcpy(dst, &q, sizeof(q));

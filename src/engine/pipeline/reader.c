@@ -134,8 +134,11 @@ static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
 	for (i = 0; i < n; i++) {
 		struct sp__reader_ring *rr = &r->rings[i];
 
-		d.in_place = !release_holds(rr);
-		pinned |= !d.in_place;
+		if (release_holds(rr)) {
+			pinned = true;
+			rr->copy_until = now + SP__COPY_NS;
+		}
+		d.in_place = now >= rr->copy_until;
 		r->cur_ring = rr;
 		d.sample_type = rr->sample_type;
 		d.ring_index = rr->index;
@@ -323,6 +326,7 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 	if (!r->rings[n].holds)
 		return -ENOMEM;
 	r->rings[n].hold_head = r->rings[n].hold_tail = 0;
+	r->rings[n].copy_until = 0;
 	r->rings[n].ring = *ring;
 	atomic_init(&r->rings[n].scanned, ring->read_pos);
 	r->rings[n].index = index;

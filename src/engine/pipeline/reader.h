@@ -27,7 +27,9 @@
  * once it is written). Records that carry state, samples that wrap at
  * the ring's end, and every sample of a ring whose holds take half of
  * it (the sequencer is behind: holding more would have the kernel drop
- * records) are copied whole. Memory is bounded: a fixed number of
+ * records) are copied whole, for a while (SP__COPY_NS); the sequencer
+ * then also copies out what it holds by reference (its merge queue),
+ * which releases those holds. Memory is bounded: a fixed number of
  * blocks, holds per ring and queue entries. When one of them is full the
  * drain stops, records stay in the kernel ring (which counts what it
  * drops) and the reader sleeps until the sequencer frees space.
@@ -46,6 +48,14 @@
 #define SP__RHOLDS 1024u   /* held samples per ring, a power of two */
 /* Idle rings still move the watermark this often (ms). */
 #define SP__READER_TICK_MS 50
+/*
+ * A ring found half held is copied, not held, until this long after the
+ * last drain that found it so (ns): a held sample keeps the kernel from
+ * its space until it is written, so while the sequencer is behind only
+ * copies let the ring be given back (and the reader's blocks absorb the
+ * backlog), and it would be pinned again as soon as it is released.
+ */
+#define SP__COPY_NS 1000000000ull
 
 struct sp__reader;
 
@@ -74,6 +84,7 @@ struct sp__reader_ring {
 	struct sp__rhold *holds;
 	uint64_t hold_head;
 	uint64_t hold_tail;
+	uint64_t copy_until; /* samples are copied until then (SP__COPY_NS) */
 	_Atomic uint64_t scanned; /* ring.read_pos, for the sequencer */
 };
 
@@ -107,7 +118,8 @@ struct sp__reader {
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
 	_Atomic uint64_t stalls; /* drains stopped: full queue, blocks, holds */
-	_Atomic bool pinned;	 /* a ring is half held: wake me once written */
+	/* A ring is half held: copy out, and wake me once written. */
+	_Atomic bool pinned;
 	/* eventfd writes and epoll waits for this reader (benchmarks) */
 	_Atomic uint64_t wake_calls;
 	char pad2[SP__CACHE_LINE];

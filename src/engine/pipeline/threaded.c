@@ -175,7 +175,8 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t)
 				p->dropped++;
 			}
 		}
-		starved |= atomic_load(&r->starved);
+		/* Pinned: the holds in the merge queue keep its ring full. */
+		starved |= atomic_load(&r->starved) || atomic_load(&r->pinned);
 	}
 	if (!err && starved) {
 		long n = sp__merge_copy_refs(&p->merge, copied_out);
