@@ -211,9 +211,10 @@ enum sp_attach_outcome {
  *   (logged).
  * Off-CPU and wall mode: @switch_events: context-switch records read
  *   (switch-out and switch-in); @switch_lost: off-CPU spans whose end was
- *   lost (ring overflow: cut at the loss; a switch-in never seen: dropped);
- *   @off_cpu_spans: spans turned into samples; @blocks_below_threshold:
- *   spans shorter than @sp_recorder_opts.off_cpu_min_us, dropped;
+ *   lost (ring overflow: cut where the loss began; a switch-in never
+ *   seen: dropped); @off_cpu_spans: spans turned into samples;
+ *   @blocks_below_threshold: spans shorter than
+ *   @sp_recorder_opts.off_cpu_min_us, dropped;
  *   @samples_synthesized: samples written for off-CPU spans (included in
  *   @samples); @switch_anomalies: spans dropped as inconsistent (ending
  *   before they start, a tid reused by another process).

@@ -228,74 +228,80 @@ static void build_wall(void)
 	cpu = 0;
 }
 
+/** struct tally is one thread's samples, by how they end. */
 struct tally {
+	uint64_t on; /* on the CPU: no pseudo-frame */
 	uint64_t blocked;
 	uint64_t preempted;
 };
 
-static void check_spool(const char *path)
+/*
+ * Replays the fixture into a @mode recorder at 1 kHz, @threads unwinder
+ * threads, and counts the samples of tids [@tid0, @tid0 + @nt), the only
+ * ones, each stamped in [T0, @t_end).
+ */
+static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
+			 int32_t tid0, struct tally *t, size_t nt,
+			 uint64_t t_end, struct sp_recording_summary *sum)
 {
-	struct sp_snapshot *snap;
+	struct sp_recorder_opts o = { .size = sizeof(o) };
 	const struct sp_spool *defs;
-	struct tally t[16];
+	struct sp_snapshot *snap;
+	struct sp_recorder *rec;
+	struct sp__replay *rp;
+	char path[128];
 	size_t i, n;
 
-	memset(t, 0, sizeof(t));
+	o.threads = threads;
+	o.sample_hz = 1000;
+	o.mode = mode;
+	o.off_cpu_min_us = min_us;
+	snprintf(path, sizeof(path), "/tmp/sp-offsynth-%d-%u-%u.spool",
+		 (int)getpid(), mode, threads);
+	CHECK_OK(sp_recorder_open(path, &o, &rec));
+	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
+	CHECK_OK(sp__replay_run(rp, 4, NULL));
+	CHECK_OK(sp_recorder_finish(rec));
+	sp_recorder_summary(rec, sum);
+	sp_recorder_close(rec);
+	sp__replay_free(rp);
+
+	memset(t, 0, nt * sizeof(*t));
 	CHECK_OK(sp_snapshot_open(path, NULL, &snap));
 	defs = sp_snapshot_spool(snap);
-	CHECK_EQ_INT(sp_spool_mode(defs), SP_PROFILE_OFF_CPU);
+	CHECK_EQ_INT(sp_spool_mode(defs), (int)mode);
 	n = sp_snapshot_sample_count(snap);
 	for (i = 0; i < n; i++) {
 		struct sp_stack_node node;
 		struct sp_sample s;
+		struct tally *k;
 		int how;
 
 		CHECK_OK(sp_snapshot_sample(snap, i, &s));
 		CHECK_OK(sp_spool_stack_node(defs, s.stack, &node));
 		how = sp_spool_off_cpu_frame(defs, node.frame);
-		CHECK(how != 0);
-		CHECK(s.tid > 100 && s.tid < 116);
-		CHECK(s.timestamp_ns >= T0 && s.timestamp_ns < T0 + 100 * MS);
-		if (how == 1)
-			t[s.tid - 100].blocked++;
+		CHECK(s.tid >= tid0 && (size_t)(s.tid - tid0) < nt);
+		CHECK(s.timestamp_ns >= T0 && s.timestamp_ns < t_end);
+		k = &t[s.tid - tid0];
+		if (how == 0)
+			k->on++;
+		else if (how == 1)
+			k->blocked++;
 		else
-			t[s.tid - 100].preempted++;
+			k->preempted++;
 	}
-	CHECK_EQ(t[1].blocked, 30);
-	CHECK_EQ(t[1].preempted, 0);
-	CHECK_EQ(t[2].preempted, 5);
-	CHECK_EQ(t[2].blocked, 0);
-	CHECK_EQ(t[3].blocked, 0);
-	CHECK_EQ(t[4].blocked, 2);
-	CHECK_EQ(t[5].blocked, 3);
-	CHECK_EQ(t[6].blocked, 7);
-	CHECK_EQ(t[7].blocked, 1);
-	CHECK_EQ(t[8].blocked, 0);
-	CHECK_EQ(t[9].blocked, 0);
 	sp_snapshot_close(snap);
+	unlink(path);
 }
 
 static void replay(uint32_t threads)
 {
-	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
-	char path[128];
-	struct sp_recorder *rec;
-	struct sp__replay *rp;
+	struct tally t[16];
+	size_t k;
 
-	o.threads = threads;
-	o.sample_hz = 1000;
-	o.mode = SP_PROFILE_OFF_CPU;
-	o.off_cpu_min_us = 100;
-	snprintf(path, sizeof(path), "/tmp/sp-offsynth-%d-%u.spool",
-		 (int)getpid(), threads);
-	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
-	CHECK_OK(sp__replay_run(rp, 4, NULL));
-	CHECK_OK(sp_recorder_finish(rec));
-	sp_recorder_summary(rec, &sum);
-	sp_recorder_close(rec);
-	sp__replay_free(rp);
+	replay_count(threads, SP_PROFILE_OFF_CPU, 100, 100, t, 16,
+		     T0 + 100 * MS, &sum);
 	fprintf(stderr,
 		"threads %u: %llu samples, %llu synthesised, %llu spans, "
 		"%llu short, %llu lost, %llu anomalies, %llu switch records\n",
@@ -313,68 +319,44 @@ static void replay(uint32_t threads)
 	CHECK_EQ(sum.switch_lost, 3);
 	/* 108: exit before its switch-out; 109: another process's tid */
 	CHECK_EQ(sum.switch_anomalies, 2);
-	check_spool(path);
-	unlink(path);
+	for (k = 0; k < 16; k++)
+		CHECK_EQ(t[k].on, 0);
+	CHECK_EQ(t[1].blocked, 30);
+	CHECK_EQ(t[1].preempted, 0);
+	CHECK_EQ(t[2].preempted, 5);
+	CHECK_EQ(t[2].blocked, 0);
+	CHECK_EQ(t[3].blocked, 0);
+	CHECK_EQ(t[4].blocked, 2);
+	CHECK_EQ(t[5].blocked, 3);
+	CHECK_EQ(t[6].blocked, 7);
+	CHECK_EQ(t[7].blocked, 1);
+	CHECK_EQ(t[8].blocked, 0);
+	CHECK_EQ(t[9].blocked, 0);
 }
 
-/* Each thread of the wall fixture weighs its 100 ms of wall time. */
-static void check_wall_spool(const char *path)
-{
-	struct sp_snapshot *snap;
-	const struct sp_spool *defs;
-	uint64_t on[3] = { 0, 0, 0 }, off[3] = { 0, 0, 0 };
-	size_t i, n, k;
-
-	CHECK_OK(sp_snapshot_open(path, NULL, &snap));
-	defs = sp_snapshot_spool(snap);
-	CHECK_EQ_INT(sp_spool_mode(defs), SP_PROFILE_WALL);
-	n = sp_snapshot_sample_count(snap);
-	for (i = 0; i < n; i++) {
-		struct sp_stack_node node;
-		struct sp_sample s;
-
-		CHECK_OK(sp_snapshot_sample(snap, i, &s));
-		CHECK_OK(sp_spool_stack_node(defs, s.stack, &node));
-		CHECK(s.tid >= 301 && s.tid <= 303);
-		k = (size_t)(s.tid - 301);
-		if (sp_spool_off_cpu_frame(defs, node.frame) != 0)
-			off[k]++;
-		else
-			on[k]++;
-	}
-	for (k = 0; k < 3; k++)
-		fprintf(stderr, "tid %zu: %llu on-CPU, %llu off-CPU samples\n",
-			301 + k, (unsigned long long)on[k],
-			(unsigned long long)off[k]);
-	for (k = 0; k < 2; k++) {
-		CHECK_EQ(on[k], 50);
-		CHECK(off[k] >= 49 && off[k] <= 50);
-	}
-	CHECK_EQ(on[2], 8);
-	CHECK_EQ(off[2], 0);
-	sp_snapshot_close(snap);
-}
-
+/* Each thread of the wall fixture weighs no more than its wall time. */
 static void replay_wall(uint32_t threads)
 {
-	struct sp_recorder_opts o = { .size = sizeof(o) };
-	struct sp_recorder *rec;
-	struct sp__replay *rp;
-	char path[128];
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
+	struct tally t[3];
+	size_t k;
 
-	o.threads = threads;
-	o.sample_hz = 1000;
-	o.mode = SP_PROFILE_WALL;
-	snprintf(path, sizeof(path), "/tmp/sp-offsynth-wall-%d-%u.spool",
-		 (int)getpid(), threads);
-	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
-	CHECK_OK(sp__replay_run(rp, 4, NULL));
-	CHECK_OK(sp_recorder_finish(rec));
-	sp_recorder_close(rec);
-	sp__replay_free(rp);
-	check_wall_spool(path);
-	unlink(path);
+	replay_count(threads, SP_PROFILE_WALL, 0, 301, t, 3, T0 + 300 * MS,
+		     &sum);
+	for (k = 0; k < 3; k++)
+		fprintf(stderr,
+			"threads %u: tid %zu: %llu on-CPU, %llu off-CPU "
+			"samples\n",
+			threads, 301 + k, (unsigned long long)t[k].on,
+			(unsigned long long)(t[k].blocked + t[k].preempted));
+	for (k = 0; k < 2; k++) {
+		CHECK_EQ(t[k].on, 50);
+		CHECK(t[k].blocked >= 49 && t[k].blocked <= 50);
+		CHECK_EQ(t[k].preempted, 0);
+	}
+	CHECK_EQ(t[2].on, 8);
+	CHECK_EQ(t[2].blocked, 0);
+	CHECK_EQ(sum.switch_lost, 1); /* 303's */
 }
 
 int main(void)
