@@ -427,7 +427,8 @@ SP_API int sp_recorder_tail(struct sp_recorder *recorder, struct sp_tail **out);
  *   held ring positions were full (the records waited in the kernel
  *   ring; what the kernel then dropped is in the summary's lost_events).
  * @records_copied: queued records the sequencer copied out of a starved
- *   reader's blocks so it could go on.
+ *   reader's blocks, or out of a ring half full of held samples, so
+ *   the reader, or the kernel, could go on.
  * @jobs: samples handed to the unwinder threads.
  * @jobs_inline: samples unwound on the polling thread instead (their
  *   bytes had been copied out of a reader).

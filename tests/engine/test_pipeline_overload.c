@@ -2,12 +2,15 @@
 /* Kernel test: the threaded pipeline under overload stays bounded and exact. */
 
 /*
- * A threaded recorder samples a 4-thread workload at 10 kHz while its
- * owner polls only once a second: the reader's queue and blocks fill up,
- * the reader stalls, the kernel ring overflows and the kernel counts
- * what it drops. Recording must go on: losses are counted, stalls are
- * reported, the spool is valid and its samples are in time order (a
- * starved reader's records were copied out, not dropped or reordered).
+ * A threaded recorder samples a 4-thread workload at 10 kHz into rings
+ * of 64 samples while its owner polls only once a second: held samples
+ * fill the ring, the reader copies instead of holding, the sequencer
+ * copies out what it held (records_copied), the reader's blocks fill up
+ * when the reader outpaces the sequencer (stalls: not when it is slower
+ * than the kernel, as under ASan and load), the kernel ring overflows
+ * and the kernel counts what it drops. Recording must go on: losses are
+ * counted, the spool is valid and its samples are in time order (copied
+ * records were not dropped or reordered).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -81,7 +84,7 @@ int main(void)
 		(unsigned long long)st.jobs_inline);
 	CHECK_EQ(st.readers, 1);
 	CHECK_EQ(st.workers, 1);
-	CHECK(st.reader_stalls > 0);
+	CHECK(st.records_copied > 0);
 	CHECK(sum.lost_events > 0);
 	CHECK(sum.lifecycle_gaps > 0);
 	CHECK(sum.samples > 1000);
