@@ -195,6 +195,7 @@ static void check_off_cpu_only(void)
 	for (k = 0; k < nt; k++)
 		off += t[k].off + t[k].preempt;
 	CHECK(total >= REC_MIN_SAMPLES);
+	CHECK(off > 0); /* the sleeping thread's, in its measured part */
 	/* No on-CPU sample at all: every one ends in a pseudo-frame. */
 	for (k = 0; k < total; k++) {
 		struct sp_stack_node node;
