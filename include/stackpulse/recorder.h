@@ -132,6 +132,20 @@ struct sp_system_opts {
  *   fork/exec/mmap/exit records, or read from /proc when their first
  *   sample shows up. Kernel threads appear when SP_RECORDER_KERNEL is
  *   set. Needs root or CAP_PERFMON. Copied at open: it may be freed after.
+ * @mode: enum sp_profile_mode. SP_PROFILE_CPU (0, default): cpu-clock
+ *   samples of on-CPU time. SP_PROFILE_OFF_CPU: the user stack (and the
+ *   kernel callchain with SP_RECORDER_KERNEL) of every context switch out
+ *   of a sampled thread, weighed by the time until it runs again: a span
+ *   of D ns becomes D / interval samples of that stack (the remainder
+ *   carried to the thread's next span), stamped across the span, with a
+ *   leaf pseudo-frame (spool.h) named "[off-cpu]" (blocked) or
+ *   "[off-cpu:preempted]" (preempted while runnable). SP_PROFILE_WALL:
+ *   both, so a thread's samples add up to the time it existed. Needs
+ *   kernel-mode events (the switch happens in the kernel): refused with
+ *   -EACCES when perf_event_paranoid forbids them.
+ *   docs/explanation/off-cpu.md.
+ * @off_cpu_min_us: off-CPU spans shorter than this are dropped (counted
+ *   in blocks_below_threshold); 0 keeps every span.
  */
 struct sp_recorder_opts {
 	size_t size;
@@ -148,6 +162,8 @@ struct sp_recorder_opts {
 	uint32_t reserved;
 	const char *jit_dir;
 	const struct sp_system_opts *system;
+	uint32_t mode;
+	uint32_t off_cpu_min_us;
 };
 
 enum sp_attach_mode {
@@ -193,6 +209,15 @@ enum sp_attach_outcome {
  * @jit_maps_kept: perf maps copied to the JIT side directory
  *   (@sp_recorder_opts.jit_dir); @jit_maps_failed: copies that failed
  *   (logged).
+ * Off-CPU and wall mode: @switch_events: context-switch records read
+ *   (switch-out and switch-in); @switch_lost: off-CPU spans whose end was
+ *   lost (ring overflow: cut where the loss began; a switch-in never
+ *   seen: dropped); @off_cpu_spans: spans turned into samples;
+ *   @blocks_below_threshold: spans shorter than
+ *   @sp_recorder_opts.off_cpu_min_us, dropped;
+ *   @samples_synthesized: samples written for off-CPU spans (included in
+ *   @samples); @switch_anomalies: spans dropped as inconsistent (ending
+ *   before they start, a tid reused by another process).
  */
 struct sp_recording_summary {
 	size_t size;
@@ -216,6 +241,12 @@ struct sp_recording_summary {
 	uint64_t truncation_reasons[SP_SAMPLE_ERR_COUNT];
 	uint64_t jit_maps_kept;
 	uint64_t jit_maps_failed;
+	uint64_t switch_events;
+	uint64_t switch_lost;
+	uint64_t off_cpu_spans;
+	uint64_t blocks_below_threshold;
+	uint64_t samples_synthesized;
+	uint64_t switch_anomalies;
 };
 
 /** struct sp_poll_summary is what one poll did. */

@@ -40,6 +40,31 @@ extern "C" {
  */
 #define SP_SPOOL_PATH_MAX (1024 * 1024)
 
+/**
+ * Profile modes. SPULSE3 has no mode field and no sample weights, so a
+ * Recorder in off-CPU or wall mode (struct sp_recorder_opts.mode) marks
+ * its spool with module records that 0.10.x readers read as ordinary
+ * kernel modules (docs/explanation/off-cpu.md):
+ *  - before any sample, an empty kernel module (start = end = 0) whose
+ *    path is SP_MODE_MODULE_OFF_CPU or SP_MODE_MODULE_WALL names the mode;
+ *  - every off-CPU stack ends, at its leaf, in a frame pinned to the
+ *    kernel module SP_OFF_CPU_MODULE (start 0, end 2): address
+ *    SP_OFF_CPU_BLOCKED (the thread waited) or SP_OFF_CPU_PREEMPTED (it
+ *    was runnable but preempted). A blocked span becomes one such
+ *    sample per sample interval of the header, so every reader weighs
+ *    off-CPU time like on-CPU time.
+ */
+enum sp_profile_mode {
+	SP_PROFILE_CPU = 0,	/* cpu-clock samples: on-CPU time */
+	SP_PROFILE_OFF_CPU = 1, /* time switched out (blocked or preempted) */
+	SP_PROFILE_WALL = 2,	/* both: a thread's total is its wall time */
+};
+#define SP_MODE_MODULE_OFF_CPU "[stackpulse:off-cpu]"
+#define SP_MODE_MODULE_WALL "[stackpulse:wall]"
+#define SP_OFF_CPU_MODULE "[off-cpu]"
+#define SP_OFF_CPU_BLOCKED 0u
+#define SP_OFF_CPU_PREEMPTED 1u
+
 enum sp_frame_mode {
 	SP_FRAME_USER = 0,
 	SP_FRAME_KERNEL = 1,
@@ -185,6 +210,21 @@ SP_API uint32_t sp_spool_frame_count(const struct sp_spool *spool);
 SP_API uint32_t sp_spool_stack_count(const struct sp_spool *spool);
 /** sp_spool_thread_count returns the number of thread records decoded. */
 SP_API uint32_t sp_spool_thread_count(const struct sp_spool *spool);
+
+/**
+ * sp_spool_mode returns the profile mode the spool's mode module names
+ * (enum sp_profile_mode): SP_PROFILE_CPU when there is none (every
+ * spool of a cpu-mode recorder, of 0.10.x and of other writers).
+ */
+SP_API int sp_spool_mode(const struct sp_spool *spool);
+
+/**
+ * sp_spool_off_cpu_frame tells whether frame @frame_id is an off-CPU
+ * pseudo-frame (pinned to the SP_OFF_CPU_MODULE kernel module).
+ * @return 0 (not one, or no such frame), 1 (blocked), 2 (preempted).
+ */
+SP_API int sp_spool_off_cpu_frame(const struct sp_spool *spool,
+				  uint32_t frame_id);
 
 /**
  * sp_spool_module copies module @id into @out. @out->path is borrowed from

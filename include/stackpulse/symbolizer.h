@@ -77,6 +77,8 @@ enum sp_symbol_origin {
 #define SP_RESOLVED_JIT (1u << 3)
 #define SP_RESOLVED_TRUNCATED_STACK (1u << 4)
 #define SP_RESOLVED_EVAL_FRAME (1u << 5)
+/* An off-CPU pseudo-frame ([off-cpu], [off-cpu:preempted]: spool.h). */
+#define SP_RESOLVED_OFF_CPU (1u << 6)
 
 /**
  * struct sp_resolved_frame is one symbolized frame. A raw frame may expand

@@ -88,6 +88,37 @@ SP_API int sp_writer_sample(struct sp_writer *writer, uint64_t timestamp_ns,
 			    const struct sp_frame *frames, size_t nframes);
 
 /**
+ * sp_writer_stack defines a stack without writing a sample: the frames
+ * (leaf first) are interned below node @parent (SP_NO_PARENT: a whole
+ * stack from its root), new frame and stack-node records are written,
+ * and the leaf node id is returned for sp_writer_sample_node(). Node ids
+ * never expire (a later module record does not change what a defined
+ * node means), so a stack may be defined once and sampled much later.
+ * @param parent SP_NO_PARENT or an existing node id.
+ * @param frames as for sp_writer_sample(); may be empty when @parent is a
+ *        node (then *@leaf = @parent).
+ * @return 0, -EINVAL, SP_EIDSPACE, -ENOMEM, or a sink error.
+ * Thread: single-owner. Allocates: amortized. Blocks: sink-dependent.
+ */
+SP_API int sp_writer_stack(struct sp_writer *writer, uint32_t parent,
+			   const struct sp_frame *frames, size_t nframes,
+			   uint32_t *leaf);
+
+/**
+ * sp_writer_sample_node writes one sample of a stack already defined
+ * (sp_writer_stack(), or the leaf of an earlier sample): one sample
+ * record, and the thread record first if the thread is new.
+ * @param leaf an existing stack-node id.
+ * @return 0, -EINVAL (pid or tid < 1, unknown node), SP_EDELTA,
+ *         SP_EIDSPACE, -ENOMEM, or a sink error.
+ * Thread: single-owner. Allocates: only for a new thread. Blocks:
+ * sink-dependent.
+ */
+SP_API int sp_writer_sample_node(struct sp_writer *writer,
+				 uint64_t timestamp_ns, int32_t pid,
+				 int32_t tid, uint32_t leaf);
+
+/**
  * sp_writer_python_runtime writes a Python-runtime status record (tag 6).
  * @return 0, -EINVAL (pid < 1), -ENOMEM, or a sink error.
  * Thread: single-owner. Allocates: amortized. Blocks: sink-dependent.

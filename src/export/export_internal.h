@@ -266,6 +266,8 @@ size_t sp__xbuildid(const struct sp_module *mod, unsigned char *out,
 
 /* sp__xkind_name: "native", "kernel", "python", "jit", "truncated", "unknown". */
 const char *sp__xkind_name(uint32_t kind);
+/* "cpu", "off-cpu" or "wall": what the samples' time is (sp_spool_mode). */
+const char *sp__xmode_name(const struct sp_spool *spool);
 
 /* ---- buffered output (xout.c) ---- */
 

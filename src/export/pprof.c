@@ -215,7 +215,8 @@ static int pp_fixed_strings(struct pprof *pp)
 		return -ENOMEM;
 	pp->s_samples = pp_str(pp, "samples");
 	pp->s_count = pp_str(pp, "count");
-	pp->s_cpu = pp_str(pp, "cpu");
+	/* The mode the spool names (spool.h): off-cpu or wall time too. */
+	pp->s_cpu = pp_str(pp, sp__xmode_name(prof->spool));
 	pp->s_ns = pp_str(pp, "nanoseconds");
 	pp->s_pid = pp_str(pp, "pid");
 	pp->s_tid = pp_str(pp, "tid");

@@ -80,6 +80,32 @@ static int set_title(struct sp__profile *prof, const char *path,
 	return 0;
 }
 
+/*
+ * A default title says what the time is when it is not on-CPU time, so
+ * every format (speedscope's name, Firefox's product, pprof's comment,
+ * the SVG's title) shows it; the value type says it too (pprof).
+ */
+static int mode_title(struct sp__profile *prof)
+{
+	const char *mode = sp__xmode_name(prof->spool);
+	size_t n = prof->title_size - 1, m = strlen(mode);
+	char *t;
+
+	if (strcmp(mode, "cpu") == 0)
+		return 0;
+	t = sp__xmem_alloc(&prof->mem, n + m + 9);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, prof->title, n);
+	memcpy(t + n, " (", 2);
+	memcpy(t + n + 2, mode, m);
+	memcpy(t + n + 2 + m, " time)", 7);
+	sp__xmem_free(&prof->mem, prof->title, prof->title_size);
+	prof->title = t;
+	prof->title_size = n + m + 9;
+	return 0;
+}
+
 static int open_symbolizer(struct sp__profile *prof,
 			   const struct sp_export_opts *o)
 {
@@ -250,6 +276,8 @@ int sp__profile_build(struct sp__profile *prof, const char *path,
 	err = open_symbolizer(prof, &o);
 	if (!err)
 		err = aggregate(prof);
+	if (!err && !o.title)
+		err = mode_title(prof);
 	if (!err)
 		return 0;
 err_fini:

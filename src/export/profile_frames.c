@@ -34,6 +34,18 @@ const char *sp__xkind_name(uint32_t kind)
 	return kind_names[kind];
 }
 
+const char *sp__xmode_name(const struct sp_spool *spool)
+{
+	switch (sp_spool_mode(spool)) {
+	case SP_PROFILE_OFF_CPU:
+		return "off-cpu";
+	case SP_PROFILE_WALL:
+		return "wall";
+	default:
+		return "cpu";
+	}
+}
+
 static uint32_t frame_kind(const struct sp__profile *prof,
 			   const struct sp_resolved_frame *rf)
 {

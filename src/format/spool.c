@@ -289,3 +289,45 @@ SP_API size_t sp_spool_kernel_addresses(const struct sp_spool *spool,
 			out[kept++] = out[i];
 	return kept;
 }
+
+static bool module_named(const struct sp_module *m, const char *name)
+{
+	size_t n = strlen(name);
+
+	return m->is_kernel && m->path_len == n && !memcmp(m->path, name, n);
+}
+
+/* The mode module is written before any sample: look among the first. */
+#define MODE_MODULE_SCAN 16u
+
+SP_API int sp_spool_mode(const struct sp_spool *spool)
+{
+	size_t i;
+
+	for (i = 0; i < spool->modules.len && i < MODE_MODULE_SCAN; i++) {
+		const struct sp_module *m = sp__vec_at(&spool->modules, i);
+
+		if (module_named(m, SP_MODE_MODULE_WALL))
+			return SP_PROFILE_WALL;
+		if (module_named(m, SP_MODE_MODULE_OFF_CPU))
+			return SP_PROFILE_OFF_CPU;
+	}
+	return SP_PROFILE_CPU;
+}
+
+SP_API int sp_spool_off_cpu_frame(const struct sp_spool *spool,
+				  uint32_t frame_id)
+{
+	const struct sp__frame *f;
+	const struct sp_module *m;
+
+	if (frame_id >= spool->frames.len)
+		return 0;
+	f = sp__vec_at(&spool->frames, frame_id);
+	if (f->module >= spool->modules.len)
+		return 0;
+	m = sp__vec_at(&spool->modules, f->module);
+	if (!module_named(m, SP_OFF_CPU_MODULE))
+		return 0;
+	return f->rel_ip == SP_OFF_CPU_PREEMPTED ? 2 : 1;
+}

@@ -516,3 +516,65 @@ SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
 	w->last_ns = timestamp_ns;
 	return 0;
 }
+
+/* ---- stacks defined ahead of their samples (off-CPU synthesis) ---- */
+
+SP_API int sp_writer_stack(struct sp_writer *w, uint32_t parent,
+			   const struct sp_frame *frames, size_t nframes,
+			   uint32_t *leaf)
+{
+	uint32_t caller;
+	size_t nunpinned;
+	int err;
+
+	if (!w || !leaf || (!frames && nframes) ||
+	    (parent != SP_NO_PARENT && parent >= w->node_count) ||
+	    (parent == SP_NO_PARENT && nframes == 0))
+		return -EINVAL;
+	if (w->finished)
+		return -EPIPE;
+	err = frames_check(w, frames, nframes, &nunpinned);
+	if (!err && w->node_count + (uint64_t)nframes > w->id_limit &&
+	    w->node_count + count_new_nodes(w, parent, frames, nframes) >
+		    w->id_limit)
+		err = SP_EIDSPACE;
+	if (!err)
+		err = sample_reserve(w, nframes, nunpinned);
+	if (err)
+		return err;
+	*leaf = stack_intern(w, parent, frames, nframes, &caller);
+	return 0;
+}
+
+SP_API int sp_writer_sample_node(struct sp_writer *w, uint64_t timestamp_ns,
+				 int32_t pid, int32_t tid, uint32_t leaf)
+{
+	uint32_t thread;
+	int64_t delta;
+	int err;
+
+	if (!w || pid < 1 || tid < 1 || leaf >= w->node_count)
+		return -EINVAL;
+	if (w->finished)
+		return -EPIPE;
+	if (!delta_of(w->last_ns, timestamp_ns, &delta))
+		return SP_EDELTA;
+	if (!thread_known(w, pid, tid, &thread)) {
+		if (w->thread_count + 1ull > w->id_limit)
+			return SP_EIDSPACE;
+		err = sp__map_reserve(&w->threads, &w->mem, 1);
+		if (!err)
+			err = sp__writer_reserve(w, SP_REC_THREAD_MAX +
+							    SP_REC_SAMPLE_MAX);
+		if (err)
+			return err;
+		thread = thread_intern(w, pid, tid);
+	} else {
+		err = sp__writer_reserve(w, SP_REC_SAMPLE_MAX);
+		if (err)
+			return err;
+	}
+	sample_encode(w, delta, thread, leaf);
+	w->last_ns = timestamp_ns;
+	return 0;
+}

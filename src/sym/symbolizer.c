@@ -303,6 +303,17 @@ static int marker_chain(struct sp_symbolizer *sym)
 	return 1;
 }
 
+/* An off-CPU pseudo-frame (spool.h): its name says how the thread left. */
+static int off_cpu_chain(struct sp_symbolizer *sym, int how)
+{
+	set_plain(&sym->chain[0],
+		  how == 2 ? "[off-cpu:preempted]" : "[off-cpu]",
+		  SP_RESOLVED_UNKNOWN);
+	sym->chain[0].flags = SP_RESOLVED_OFF_CPU;
+	sym->chain[0].module = SP_OFF_CPU_MODULE;
+	return 1;
+}
+
 static int kernel_chain(struct sp_symbolizer *sym, uint64_t abs_ip)
 {
 	const struct sp__ksyms *ks = NULL;
@@ -674,6 +685,13 @@ static int build_chain(struct sp_symbolizer *sym, uint32_t frame_id,
 	if (u->frame.mode == SP_FRAME_TRUNCATED) {
 		*n = marker_chain(sym);
 		finish_chain(sym, *n, frame_id, NULL, false);
+		return CHAIN_DONE;
+	}
+	if (u->frame.mode == SP_FRAME_KERNEL &&
+	    sp_spool_off_cpu_frame(sym->spool, frame_id)) {
+		*n = off_cpu_chain(sym, sp_spool_off_cpu_frame(sym->spool,
+							       frame_id));
+		finish_chain(sym, *n, frame_id, &u->fc, false);
 		return CHAIN_DONE;
 	}
 	if (u->frame.mode == SP_FRAME_KERNEL) {

@@ -55,6 +55,8 @@ void rec_require_perf(bool kernel)
 
 /* --- recording -------------------------------------------------------- */
 
+uint32_t rec_mode;
+
 static struct sp_recorder *open_recorder(struct rec_run *run, uint32_t flags)
 {
 	struct sp_recorder_opts opts = { .size = sizeof(opts) };
@@ -64,6 +66,7 @@ static struct sp_recorder *open_recorder(struct rec_run *run, uint32_t flags)
 	opts.threads = test_threads();
 	opts.sample_hz = 999;
 	opts.flags = flags;
+	opts.mode = rec_mode;
 	snprintf(run->spool, sizeof(run->spool), "%s/sp-rec-%d.spool",
 		 dir && *dir ? dir : "/tmp", (int)getpid());
 	CHECK_OK(sp_recorder_open(run->spool, &opts, &rec));

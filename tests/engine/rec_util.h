@@ -50,6 +50,9 @@ struct rec_frame {
 
 void rec_require_perf(bool kernel);
 
+/* The profile mode recorders of rec_launch/rec_spawned use (default cpu). */
+extern uint32_t rec_mode;
+
 /*
  * rec_launch records @argv from its first instruction (suspended launch,
  * SP_ATTACH_ON_EXEC) at 999 Hz until it exits; rec_spawned spawns it,

@@ -34,7 +34,9 @@ _Static_assert(sizeof(struct sp_logger) == 24, "sp_logger");
 _Static_assert(sizeof(struct sp_sink_ops) == 32, "sp_sink_ops");
 _Static_assert(sizeof(struct sp_sink_opts) == 48, "sp_sink_opts");
 _Static_assert(offsetof(struct sp_sink_opts, flags) == 24, "sp_sink_opts");
-_Static_assert(sizeof(struct sp_recorder_opts) == 88, "sp_recorder_opts");
+_Static_assert(sizeof(struct sp_recorder_opts) == 96, "sp_recorder_opts");
+_Static_assert(offsetof(struct sp_recorder_opts, mode) == 88,
+	       "sp_recorder_opts");
 _Static_assert(offsetof(struct sp_recorder_opts, max_depth) == 64,
 	       "sp_recorder_opts");
 _Static_assert(offsetof(struct sp_recorder_opts, jit_dir) == 72,
@@ -42,7 +44,7 @@ _Static_assert(offsetof(struct sp_recorder_opts, jit_dir) == 72,
 _Static_assert(offsetof(struct sp_recorder_opts, system) == 80,
 	       "sp_recorder_opts");
 _Static_assert(sizeof(struct sp_system_opts) == 56, "sp_system_opts");
-_Static_assert(sizeof(struct sp_recording_summary) == 376,
+_Static_assert(sizeof(struct sp_recording_summary) == 424,
 	       "sp_recording_summary");
 _Static_assert(offsetof(struct sp_recording_summary, size) == 0,
 	       "sized output first");
@@ -51,6 +53,8 @@ _Static_assert(offsetof(struct sp_recording_summary, errors) == 120,
 _Static_assert(offsetof(struct sp_recording_summary, truncation_reasons) == 288,
 	       "sp_recording_summary");
 _Static_assert(offsetof(struct sp_recording_summary, jit_maps_failed) == 368,
+	       "sp_recording_summary");
+_Static_assert(offsetof(struct sp_recording_summary, switch_events) == 376,
 	       "sp_recording_summary");
 _Static_assert(sizeof(struct sp_pipeline_stats) == 48, "sp_pipeline_stats");
 /* One register set for every architecture: the indices change meaning. */

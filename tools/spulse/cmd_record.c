@@ -131,6 +131,12 @@ void spulse_record_usage(FILE *f)
 	      "  -s BYTES         user stack bytes copied per sample\n"
 	      "                   (default 32768, 1 to 65528)\n"
 	      "  -k               also record kernel callchains\n"
+	      "  --mode MODE      cpu (default: on-CPU time), off-cpu (time\n"
+	      "                   threads wait, by the stack they left the\n"
+	      "                   CPU with) or wall (both: a thread's total\n"
+	      "                   is its wall time)\n"
+	      "  --off-cpu-min US with --mode off-cpu/wall: drop waits\n"
+	      "                   shorter than US microseconds (counted)\n"
 	      "  --max-depth N    user frames per stack before it is cut\n"
 	      "                   (default 1024, at most 8192)\n"
 	      "  --no-children    do not follow forked child processes\n"
@@ -287,6 +293,31 @@ static int parse_comms(const char *opt, const char *s, struct record_opts *o)
 	return -1;
 }
 
+static int parse_mode(const char *opt, const char *s, struct record_opts *o)
+{
+	if (strcmp(s, "cpu") == 0)
+		o->rec.mode = SP_PROFILE_CPU;
+	else if (strcmp(s, "off-cpu") == 0)
+		o->rec.mode = SP_PROFILE_OFF_CPU;
+	else if (strcmp(s, "wall") == 0)
+		o->rec.mode = SP_PROFILE_WALL;
+	else
+		return spulse_value_error("record", opt, s,
+					  "cpu, off-cpu or wall");
+	return -1;
+}
+
+static int parse_off_cpu_min(const char *opt, const char *s,
+			     struct record_opts *o)
+{
+	uint64_t v;
+	int st = spulse_parse_range("record", opt, s, 0, UINT32_MAX, &v);
+
+	if (st < 0)
+		o->rec.off_cpu_min_us = (uint32_t)v;
+	return st;
+}
+
 static int parse_cgroup(const char *opt, const char *s, struct record_opts *o)
 {
 	o->cgroup = s;
@@ -328,6 +359,8 @@ static int parse_valued(int argc, char **argv, int *i, struct record_opts *o)
 		{ "--duration", parse_duration },
 		{ "--threads", parse_threads },
 		{ "--max-depth", parse_depth },
+		{ "--mode", parse_mode },
+		{ "--off-cpu-min", parse_off_cpu_min },
 	};
 	const char *a = argv[*i];
 	size_t k;
@@ -757,6 +790,15 @@ static void print_summary(const struct record_state *st, const char *out)
 	 * V8's, binaries without unwind tables), by reason. */
 	print_counts("  frame-pointer steps:", fbs, s.fallbacks,
 		     SP_FALLBACK_COUNT);
+	if (s.switch_events || s.samples_synthesized || s.switch_lost)
+		fprintf(stderr,
+			"  off-CPU: %" PRIu64 " switch records, %" PRIu64
+			" waits -> %" PRIu64 " samples, %" PRIu64
+			" below threshold, %" PRIu64 " cut at a loss, %" PRIu64
+			" inconsistent\n",
+			s.switch_events, s.off_cpu_spans, s.samples_synthesized,
+			s.blocks_below_threshold, s.switch_lost,
+			s.switch_anomalies);
 	print_jit(st);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)

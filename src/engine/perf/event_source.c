@@ -10,3 +10,12 @@ const struct sp__event_source sp__source_cpu_clock = {
 	.config = PERF_COUNT_SW_CPU_CLOCK,
 	.period = 0,
 };
+
+const struct sp__event_source sp__source_context_switches = {
+	.name = "context-switches",
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+	.period = 1,
+	.context_switch = true,
+	.in_kernel = true,
+};

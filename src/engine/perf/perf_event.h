@@ -18,6 +18,18 @@
  */
 struct sp__perf_cfg {
 	const struct sp__event_source *source;
+	/*
+	 * A second source opened beside @source on every target, without
+	 * side-band records of its own (wall mode: context switches beside
+	 * cpu-clock); NULL for none.
+	 */
+	const struct sp__event_source *extra;
+	/*
+	 * Every source counts kernel-mode time too, kernel callchains or
+	 * not (wall mode: a thread's samples must add up to its time, and
+	 * time in a syscall is neither user time nor off-CPU time).
+	 */
+	bool all_modes;
 	uint32_t hz;
 	uint32_t stack_size;
 	bool kernel; /* still true after the first open if kernel allowed */
@@ -52,6 +64,10 @@ struct sp__perf_target {
 	int cgroup_fd; /* SP__TARGET_CGROUP: the cgroup's directory */
 	int cpu;
 	bool on_exec; /* SP__TARGET_TASK: counting starts at execve */
+	/* The source to open (NULL: cfg->source); one other than
+	 * cfg->source asks for no MMAP2/COMM/FORK/EXIT records (the primary
+	 * event of the same target reports those once). */
+	const struct sp__event_source *source;
 };
 
 /* The sample_type the config implies. */

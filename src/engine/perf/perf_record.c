@@ -301,3 +301,30 @@ int sp__perf_parse_lost_samples(const void *rec, size_t len, uint64_t *lost)
 		return SP_ECORRUPT;
 	return 0;
 }
+
+int sp__perf_parse_switch(const void *rec, size_t len, uint32_t type,
+			  uint64_t st, struct sp__perf_switch *out)
+{
+	const struct perf_event_header *h = rec;
+	struct cur c;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->next_prev_pid = out->next_prev_tid = -1;
+	if ((type != PERF_RECORD_SWITCH &&
+	     type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+	    (st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) !=
+		    (PERF_SAMPLE_TID | PERF_SAMPLE_TIME) ||
+	    body(rec, len, sp__perf_id_size(st), &c) ||
+	    sp__perf_parse_id(rec, len, st, &out->id))
+		return SP_ECORRUPT;
+	if (type == PERF_RECORD_SWITCH_CPU_WIDE)
+		err = take(&c, &out->next_prev_pid, 4) |
+		      take(&c, &out->next_prev_tid, 4);
+	if (err || c.left != 0)
+		return SP_ECORRUPT;
+	out->out = !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT);
+	out->preempt = out->out &&
+		       !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	return 0;
+}

@@ -89,6 +89,20 @@ struct sp__perf_comm {
 };
 
 /*
+ * struct sp__perf_switch is PERF_RECORD_SWITCH (a task event: its own
+ * task) or PERF_RECORD_SWITCH_CPU_WIDE (a CPU event: also the task on
+ * the other side of the switch). The sample_id_all trailer names the
+ * task switched out (@out) or in, and the time.
+ */
+struct sp__perf_switch {
+	int out;     /* PERF_RECORD_MISC_SWITCH_OUT */
+	int preempt; /* switched out while runnable (..._OUT_PREEMPT) */
+	int32_t next_prev_pid; /* CPU-wide only, else -1 */
+	int32_t next_prev_tid;
+	struct sp__perf_id id;
+};
+
+/*
  * Converts perf's register array (ascending bits of @mask) into DWARF
  * numbering of the build's architecture. Registers outside the mask stay
  * invalid.
@@ -110,6 +124,12 @@ int sp__perf_parse_mmap2(const void *rec, size_t len, uint64_t sample_type,
 int sp__perf_parse_task(const void *rec, size_t len, struct sp__perf_task *out);
 int sp__perf_parse_comm(const void *rec, size_t len, uint64_t sample_type,
 			struct sp__perf_comm *out);
+/*
+ * PERF_RECORD_SWITCH / SWITCH_CPU_WIDE (@type says which); the trailer
+ * must carry the tid and the time. 0 or SP_ECORRUPT.
+ */
+int sp__perf_parse_switch(const void *rec, size_t len, uint32_t type,
+			  uint64_t sample_type, struct sp__perf_switch *out);
 /* PERF_RECORD_LOST / LOST_SAMPLES: the lost count. 0 or SP_ECORRUPT. */
 int sp__perf_parse_lost(const void *rec, size_t len, uint64_t *lost);
 int sp__perf_parse_lost_samples(const void *rec, size_t len, uint64_t *lost);

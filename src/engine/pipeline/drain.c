@@ -51,7 +51,7 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	q.pid = ps.pid;
 	q.tid = ps.tid;
 	q.cpu = ps.cpu;
-	q.misc = ps.misc;
+	q.misc = ps.misc | (ps.period == 1 ? SP__QSAMPLE_UNIT_PERIOD : 0);
 	q.nr_ips = ps.nr_ips;
 	q.stack_len = ps.stack_len;
 	q.regs = ps.regs;
@@ -90,6 +90,8 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (sp__perf_parse_id(r, len, d->sample_type, &id)) {
 			err = 0; /* unusable: dropped */
 			break;

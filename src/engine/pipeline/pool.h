@@ -47,7 +47,9 @@ struct sp__job {
 	int32_t pid;
 	int32_t tid;
 	bool kernel_mode;
-	void *block; /* reader block holding @s (threaded mode) */
+	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
+	bool detached; /* @s is not the record being applied (no ring data) */
+	void *block;   /* reader block holding @s (threaded mode) */
 	struct sp__mver *ver;
 	/* JIT code (track/jit_track.h): the owner's reference, its index. */
 	struct sp__jit_snap *jit;

@@ -14,6 +14,13 @@
  * the stack in the perf ring instead (ext_*), since it consumes the ring
  * only once the sample is written; the stack is then never copied.
  */
+/*
+ * Set in @misc above perf's 16 bits: the sample's period was 1, one
+ * event per sample (context switches; cpu-clock's period is its
+ * interval in ns, never 1).
+ */
+#define SP__QSAMPLE_UNIT_PERIOD (1u << 16)
+
 /** struct sp__qsample is a sample as queued (stack bytes follow ips). */
 struct sp__qsample {
 	uint64_t ip;

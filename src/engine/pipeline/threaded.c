@@ -306,7 +306,11 @@ int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job)
 {
 	struct sp__threaded *t = p->threads;
 
-	if (p->cur_owner) { /* in a reader block: unwound by a worker */
+	/*
+	 * A detached job (off-CPU bookkeeping) holds nothing of the record
+	 * being applied, so it never takes that record's reader block.
+	 */
+	if (p->cur_owner && !job->detached) { /* in a reader block */
 		job->block = p->cur_owner;
 		p->owner_taken = true;
 		sp__pool_dispatch(&t->pool);

@@ -152,6 +152,14 @@ static int apply_task(struct sp_recorder *rec, uint32_t type, const void *r,
 			return 0;
 		return apply_fork_child(rec, &t);
 	}
+	/* A thread that exits has run since its last switch out. */
+	if (t.tid > 0) {
+		int err = sp__offcpu_apply_cut(rec, SP__JOB_EXIT, t.pid, t.tid,
+					       t.time);
+
+		if (err)
+			return err;
+	}
 	p = live_proc(rec, t.pid);
 	if (!p)
 		return 0;
@@ -190,25 +198,37 @@ static int apply_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	return keep <= 0 ? keep : sp__recorder_sample(rec, s);
 }
 
-/* Side-band records carry their time in the sample_id_all trailer. */
-static void note_time(struct sp_recorder *rec, const void *r, size_t len)
+/*
+ * Side-band records carry their time in the sample_id_all trailer. A
+ * PERF_RECORD_LOST's is when its ring had room again: the loss began
+ * after the ring's record before it (offcpu.h), returned in @began.
+ */
+static void note_time(struct sp_recorder *rec, uint32_t type, const void *r,
+		      size_t len, uint64_t *began)
 {
 	struct sp__perf_id id;
 
-	if (!sp__perf_parse_id(r, len, rec->rings.sample_type, &id))
-		rec->procs.time_ns = id.time;
+	*began = 0;
+	if (sp__perf_parse_id(r, len, rec->rings.sample_type, &id))
+		return;
+	rec->procs.time_ns = id.time;
+	if (type == PERF_RECORD_LOST)
+		*began = sp__offcpu_loss_start(rec, id.cpu);
+	sp__offcpu_note(rec, id.cpu, id.time);
 }
 
 int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 {
 	struct sp_recorder *rec = ctx;
-	uint64_t lost = 0;
+	const struct sp__qsample *s = data;
+	uint64_t lost = 0, began = 0;
 
 	if (type != PERF_RECORD_SAMPLE)
-		note_time(rec, data, len);
+		note_time(rec, type, data, len, &began);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
-		return apply_sample(rec, data);
+		sp__offcpu_note(rec, s->cpu, s->time);
+		return apply_sample(rec, s);
 	case PERF_RECORD_MMAP2:
 		return apply_mmap2(rec, data, len);
 	case PERF_RECORD_COMM:
@@ -220,7 +240,14 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 		if (!rec->cfg.read_lost &&
 		    !sp__perf_parse_lost(data, len, &lost))
 			apply_lost(rec, lost, true);
-		return 0;
+		/*
+		 * A switch-in may be among them: open spans end where the
+		 * loss began, never later (the thread may have run since).
+		 */
+		return sp__offcpu_apply_cut(rec, SP__JOB_LOSS, 0, 0, began);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return sp__offcpu_apply_switch(rec, type, data, len);
 	case PERF_RECORD_LOST_SAMPLES:
 		if (!sp__perf_parse_lost_samples(data, len, &lost))
 			apply_lost(rec, lost, false);

@@ -18,6 +18,7 @@
 #include "logging.h"
 #include "proc_maps.h"
 #include "recorder_internal.h"
+#include "system.h"
 
 int sp__recorder_ep_add(struct sp_recorder *rec, int fd, uint64_t kind)
 {
@@ -45,29 +46,45 @@ static int event_wire(struct sp_recorder *rec, struct sp__process *proc, int fd,
 	return err;
 }
 
+/* One event of @src (NULL: the primary source) on @t, wired and enabled. */
+static int open_one(struct sp_recorder *rec, struct sp__process *proc,
+		    struct sp__perf_target *t, int slot,
+		    const struct sp__event_source *src)
+{
+	int fd, err;
+
+	t->source = src;
+	fd = sp__perf_open(&rec->cfg, t);
+	if (fd < 0)
+		return fd;
+	sp__rings_fix_type(&rec->rings, &rec->cfg);
+	rec->sum.kernel_enabled = rec->cfg.kernel;
+	err = event_wire(rec, proc, fd, t->tid, slot);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (rec->enabled && !t->on_exec && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+		return -errno;
+	return 0;
+}
+
 int sp__recorder_open_events(struct sp_recorder *rec, struct sp__process *proc,
 			     int32_t tid, bool on_exec)
 {
-	int slot, fd, err;
+	int slot, err;
 	struct sp__perf_target t = { .kind = SP__TARGET_TASK,
 				     .tid = tid,
 				     .on_exec = on_exec };
 
 	for (slot = 0; slot < rec->rings.ncpus; slot++) {
 		t.cpu = rec->rings.cpus[slot];
-		fd = sp__perf_open(&rec->cfg, &t);
-		if (fd < 0)
-			return fd;
-		sp__rings_fix_type(&rec->rings, &rec->cfg);
-		rec->sum.kernel_enabled = rec->cfg.kernel;
-		err = event_wire(rec, proc, fd, tid, slot);
-		if (err) {
-			close(fd);
+		err = open_one(rec, proc, &t, slot, NULL);
+		/* Wall mode: context switches beside cpu-clock, same ring. */
+		if (!err && rec->cfg.extra)
+			err = open_one(rec, proc, &t, slot, rec->cfg.extra);
+		if (err)
 			return err;
-		}
-		if (rec->enabled && !on_exec &&
-		    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
-			return -errno;
 	}
 	/* Kernel capture is settled by the first open: pin kernel frames. */
 	return sp__kmod_open(&rec->kmod, &rec->procs, rec->cfg.kernel);
@@ -78,6 +95,10 @@ static void ioctl_all(struct sp_recorder *rec, unsigned long req)
 	size_t i, j;
 
 	sp__rings_ioctl(&rec->rings, req);
+	/* System mode's events beside the ring owners (wall mode's). */
+	for (i = 0; rec->sys && rec->cfg.extra && i < rec->sys->events.len; i++)
+		ioctl(((struct sp__event *)sp__vec_at(&rec->sys->events, i))->fd,
+		      req, 0);
 	for (i = 0; i < rec->procs.list.len; i++) {
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);

@@ -34,7 +34,8 @@ static int opts_check(const struct sp_recorder_opts *o)
 			 SP_RECORDER_KEEP_OLD))
 		return -EINVAL;
 	if (o->stack_size > SP_RECORDER_STACK_MAX ||
-	    o->max_depth > SP_DEPTH_MAX || o->reserved)
+	    o->max_depth > SP_DEPTH_MAX || o->reserved ||
+	    o->mode > SP_PROFILE_WALL)
 		return -EINVAL;
 	return 0;
 }
@@ -64,7 +65,14 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 
 	if (err)
 		return err;
-	rec->cfg.source = &sp__source_cpu_clock;
+	/* Off-CPU: context switches; wall: both, cpu-clock's side-band. */
+	rec->cfg.source = o->mode == SP_PROFILE_OFF_CPU ?
+				  &sp__source_context_switches :
+				  &sp__source_cpu_clock;
+	rec->cfg.all_modes = o->mode == SP_PROFILE_WALL;
+	rec->cfg.extra = o->mode == SP_PROFILE_WALL ?
+				 &sp__source_context_switches :
+				 NULL;
 	rec->cfg.stack_size = (stack + 7) & ~7u;
 	rec->cfg.kernel = !!(o->flags & SP_RECORDER_KERNEL);
 	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
@@ -138,7 +146,12 @@ static int writer_new(struct sp_recorder *rec, struct sp_sink *sink,
 	if (!wo.sample_interval_us && rec->cfg.hz)
 		wo.sample_interval_us =
 			(1000000u + rec->cfg.hz / 2) / rec->cfg.hz;
-	return sp_writer_new(sink, &wo, &rec->writer);
+	err = sp_writer_new(sink, &wo, &rec->writer);
+	if (err)
+		return err;
+	/* The mode's module records come first (spool.h). */
+	return sp__offcpu_init(rec, (int)o->mode, o->off_cpu_min_us,
+			       wo.sample_interval_us);
 }
 
 static const struct sp__pipeline_ops pipeline_ops = {
@@ -429,6 +442,10 @@ int sp_recorder_finish(struct sp_recorder *rec)
 	sp__recorder_set_enabled(rec, false);
 	err = sp_recorder_flush(rec);
 	keep_running_maps(rec);
+	/* Threads still off the CPU were so up to now. */
+	if (!err)
+		err = sp__offcpu_finish(
+			rec, sp__clock_read(sp__recorder_clock(rec)));
 	ferr = sp_writer_finish(rec->writer);
 	rec->finished = true;
 	return err ? err : ferr;
@@ -562,6 +579,7 @@ void sp_recorder_close(struct sp_recorder *rec)
 	sp__pipeline_free(rec->pipe); /* threads first: rings and maps */
 	rec->procs.sync = NULL;
 	sp__procs_fini(&rec->procs);
+	sp__offcpu_fini(rec);
 	sp__jit_side_fini(&rec->jit_side);
 	sp__jit_free(rec->procs.jit); /* after the processes: their tables */
 	sp__rings_fini(&rec->rings);

@@ -10,6 +10,7 @@
 #include "jit_side.h"
 #include "kernel_module.h"
 #include "mem.h"
+#include "offcpu.h"
 #include "perf_event.h"
 #include "pipeline.h"
 #include "policy.h"
@@ -72,6 +73,7 @@ struct sp_recorder {
 	struct sp__recorder_hooks hooks; /* a test harness's (none: zeros) */
 	int epfd;
 	struct sp__jit_side jit_side; /* JIT side directory (track/jit_side.c) */
+	struct sp__offcpu offcpu;     /* off-CPU and wall mode (offcpu.h) */
 	struct sp_recording_summary sum;
 	struct sp_poll_summary poll;
 	char *path;		    /* spool path (NULL for a caller's sink) */

@@ -166,6 +166,17 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return err;
 	}
 	job->s = s;
+	job->detached = false;
+	job->tag = SP__JOB_SAMPLE;
+	if (rec->offcpu.mode != SP_PROFILE_CPU &&
+	    (s->misc & SP__QSAMPLE_UNIT_PERIOD)) {
+		job->tag = SP__JOB_SWITCH_OUT; /* a span starts (offcpu.h) */
+		err = sp__offcpu_arm(rec, s->tid);
+		if (err) {
+			sp__mver_put(&rec->mem, tmp.ver);
+			return err;
+		}
+	}
 	job->time = s->time;
 	job->ip = s->ip;
 	job->pid = s->pid;
@@ -198,18 +209,22 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	 * Inline mode: its stack is in the ring until written; a worker's
 	 * job: in the reader block (a copied one was retried when submitted).
 	 */
-	if (!threaded || job->block) {
+	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block)) {
 		err = sp__jit_retry(rec, job, threaded);
 		if (err)
 			return err;
 	}
 	n = job->n;
-	if (n == 0 && job->ip) {
+	if (n == 0 && job->ip && job->tag <= SP__JOB_SWITCH_OUT) {
 		f[0].abs_ip = f[0].file_relative_ip = job->ip;
 		f[0].module_id = SP_NO_MODULE;
 		f[0].mode = job->kernel_mode ? SP_FRAME_KERNEL : SP_FRAME_USER;
 		n = 1;
 	}
+	if (job->tag != SP__JOB_SAMPLE)
+		return sp__offcpu_write(rec, job, f, n);
+	/* Its interval is accounted for, written or not (offcpu.h). */
+	sp__offcpu_on_cpu(rec, job->tid);
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;

@@ -92,12 +92,40 @@ static int filters_copy(struct sp_recorder *rec, const struct sp_system_opts *o)
 	return 0;
 }
 
+/*
+ * Opens @src's event (NULL: the primary source) on @t and keeps it: the
+ * primary one owns its CPU's ring, wall mode's context-switch event goes
+ * into that ring.
+ */
+static int cpu_event(struct sp_recorder *rec, struct sp__perf_target *t,
+		     int slot, const struct sp__event_source *src)
+{
+	struct sp__event ev;
+	int fd, err;
+
+	t->source = src;
+	fd = sp__perf_open(&rec->cfg, t);
+	if (fd < 0)
+		return fd;
+	memset(&ev, 0, sizeof(ev));
+	ev.fd = fd;
+	ev.tid = -1;
+	err = sp__vec_push(&rec->sys->events, &rec->mem, &ev);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (src)
+		return sp__rings_wire(&rec->rings, &rec->cfg, fd, slot);
+	err = sp__rings_map(&rec->rings, &rec->cfg, fd, slot);
+	return err ? err : sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
+}
+
 /* One event per CPU (of the cgroup, if any), each its CPU's ring owner. */
 static int cpus_open(struct sp_recorder *rec)
 {
 	struct sp__perf_target t = { .kind = SP__TARGET_CPU };
-	struct sp__event ev;
-	int slot, fd, err;
+	int slot, err;
 
 	if (rec->sys->cgroup_fd >= 0) {
 		t.kind = SP__TARGET_CGROUP;
@@ -105,20 +133,9 @@ static int cpus_open(struct sp_recorder *rec)
 	}
 	for (slot = 0; slot < rec->rings.ncpus; slot++) {
 		t.cpu = rec->rings.cpus[slot];
-		fd = sp__perf_open(&rec->cfg, &t);
-		if (fd < 0)
-			return fd;
-		memset(&ev, 0, sizeof(ev));
-		ev.fd = fd;
-		ev.tid = -1;
-		err = sp__vec_push(&rec->sys->events, &rec->mem, &ev);
-		if (err) {
-			close(fd);
-			return err;
-		}
-		err = sp__rings_map(&rec->rings, &rec->cfg, fd, slot);
-		if (!err)
-			err = sp__recorder_ep_add(rec, fd, SP__EP_EVENT);
+		err = cpu_event(rec, &t, slot, NULL);
+		if (!err && rec->cfg.extra)
+			err = cpu_event(rec, &t, slot, rec->cfg.extra);
 		if (err)
 			return err;
 	}

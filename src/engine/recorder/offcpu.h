@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* Off-CPU spans: switch-out stacks weighed by the time until switch-in. */
+#ifndef SP_ENGINE_OFFCPU_H
+#define SP_ENGINE_OFFCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stackpulse/spool.h>
+
+#include "map.h"
+#include "mem.h"
+#include "vec.h"
+
+struct sp_recorder;
+struct sp__job;
+
+/*
+ * Off-CPU and wall mode (docs/explanation/off-cpu.md). A thread's span
+ * off the CPU starts with the context-switch sample taken as it is
+ * switched out (its stack) and ends with the switch-in record of its
+ * return. It is measured from the SWITCH_OUT record, not the sample: the
+ * kernel copies the stack between the two, on the CPU. SPULSE3 has no
+ * weights, so at the end the span of D ns becomes (carry + D) / interval
+ * samples of the switch-out stack (the remainder carried to the thread's
+ * next span, so many short waits add up exactly), stamped evenly across
+ * the span, each ending in the leaf pseudo-frame [off-cpu] (blocked) or
+ * its preempted twin.
+ *
+ * Wall mode also keeps the thread's wall-clock ledger: the time from its
+ * last switch-in to this one less what its cpu-clock samples in between
+ * already stand for. cpu-clock runs a little beyond the window the switch
+ * records draw (some µs per switch, perf shows the same), so a thread
+ * that switches thousands of times a second would otherwise weigh more
+ * than its wall time. A span gets the lesser of both, never more than it
+ * measured; the ledger is reset where samples may be missing (a loss).
+ *
+ * Order: samples are unwound (maybe by workers) and written in dispatch
+ * order, so the switch records, losses and exits that end spans are
+ * dispatched as jobs too (tagged, with nothing to unwind) and act when
+ * written, after every sample before them. All of it runs on the
+ * sequencer thread.
+ */
+
+/* Tags of struct sp__job (0: an ordinary sample). */
+enum sp__job_tag {
+	SP__JOB_SAMPLE = 0,
+	SP__JOB_SWITCH_OUT = 1, /* a context-switch sample: opens a span */
+	SP__JOB_SWITCH_IN = 2, /* ends @tid's span (ip: out << 1 | preempted) */
+	SP__JOB_LOSS = 3,      /* records were lost: cut every open span */
+	SP__JOB_EXIT = 4,      /* @tid exited: cut its span */
+};
+
+/** struct sp__offcpu_span is one thread's state. */
+struct sp__offcpu_span {
+	int32_t pid;
+	int32_t tid;
+	uint64_t t_out;
+	int64_t carry; /* span time not yet weighed (below one interval) */
+	/*
+	 * Wall mode's ledger: wall time not yet weighed (the time between
+	 * switch-ins less @on intervals and the samples synthesised), from
+	 * @prev_end, the last span's end (0: unknown since a loss or a cut).
+	 */
+	int64_t slack;
+	uint64_t prev_end;
+	uint32_t on;   /* cpu-clock samples written since @prev_end */
+	uint32_t leaf; /* stack node of the switch-out stack */
+	bool open;     /* written side: the switch-out stack is in the spool */
+	/*
+	 * Applied side (records in time order, ahead of the writes in
+	 * threaded mode): a switch-out sample was dispatched and no end
+	 * since; how its SWITCH_OUT record says it left.
+	 */
+	bool armed;
+	bool preempt;	 /* what the last SWITCH_OUT record said */
+	uint64_t out_ns; /* that record's time */
+	uint64_t in_ns;	 /* the last switch-in's time */
+};
+
+/** struct sp__offcpu is the recorder's off-CPU state. */
+struct sp__offcpu {
+	int mode; /* enum sp_profile_mode */
+	uint64_t interval_ns;
+	uint64_t min_ns;
+	uint32_t module;       /* the SP_OFF_CPU_MODULE kernel module's id */
+	struct sp__map by_tid; /* tid -> index in @spans */
+	struct sp__vec spans;  /* struct sp__offcpu_span */
+	/*
+	 * Applied side: by CPU (so by ring), the time of the last record
+	 * applied from it, 0 none: where a loss in that ring began.
+	 */
+	struct sp__vec cpu_last; /* uint64_t */
+	size_t nopen;		 /* written side */
+	size_t narmed;		 /* applied side */
+};
+
+/*
+ * Sets the mode up and writes its module records (before any sample).
+ * Returns 0 or a writer error.
+ */
+int sp__offcpu_init(struct sp_recorder *rec, int mode, uint32_t min_us,
+		    uint64_t interval_us);
+void sp__offcpu_fini(struct sp_recorder *rec);
+
+/* sample.c: a switch-out sample of @tid is being dispatched. */
+int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid);
+/* apply.c: a switch record, a loss, an exit (dispatched as tagged jobs). */
+int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
+			    const void *data, size_t len);
+int sp__offcpu_apply_cut(struct sp_recorder *rec, uint32_t tag, int32_t pid,
+			 int32_t tid, uint64_t time);
+/*
+ * apply.c: a record of @cpu's ring at @time was applied (0 when no mode
+ * but cpu); the loss on @cpu's ring that a PERF_RECORD_LOST reports
+ * began after the time noted last, which sp__offcpu_loss_start returns.
+ */
+void sp__offcpu_note(struct sp_recorder *rec, uint32_t cpu, uint64_t time);
+uint64_t sp__offcpu_loss_start(const struct sp_recorder *rec, uint32_t cpu);
+
+/* sample.c: a cpu-clock sample of @tid was written (wall mode's ledger). */
+void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid);
+
+/*
+ * sample.c: a tagged job's write; @f / @n the frames of a switch-out
+ * sample. Returns 0 or a writer error.
+ */
+int sp__offcpu_write(struct sp_recorder *rec, struct sp__job *job,
+		     const struct sp_frame *f, size_t n);
+
+/* Ends every open span at @now (the recording ends). */
+int sp__offcpu_finish(struct sp_recorder *rec, uint64_t now);
+
+#endif /* SP_ENGINE_OFFCPU_H */
