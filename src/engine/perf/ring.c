@@ -58,15 +58,6 @@ static const unsigned char *data(const struct sp__ring *ring)
 	       (ring->mmap_len - ring->data_size);
 }
 
-int sp__ring_has_data(const struct sp__ring *ring)
-{
-	uint64_t head =
-		__atomic_load_n(&meta(ring)->data_head, __ATOMIC_ACQUIRE);
-
-	return head !=
-	       __atomic_load_n(&meta(ring)->data_tail, __ATOMIC_ACQUIRE);
-}
-
 /* The record at @tail, in place or copied to @scratch when it wraps. */
 static const void *record_at(const struct sp__ring *ring, uint64_t tail,
 			     size_t size, void *scratch)
@@ -125,31 +116,4 @@ int sp__ring_has_unread(const struct sp__ring *ring)
 {
 	return __atomic_load_n(&meta(ring)->data_head, __ATOMIC_ACQUIRE) !=
 	       ring->read_pos;
-}
-
-struct read_ctx {
-	sp__ring_fn fn;
-	void *ctx;
-};
-
-static int read_one(void *ctx, const struct sp__ring *ring, const void *rec,
-		    size_t len, uint64_t pos)
-{
-	struct read_ctx *r = ctx;
-
-	(void)pos;
-	return r->fn(r->ctx, ring, rec, len);
-}
-
-/* A scan from the tail, then everything scanned is consumed at once. */
-long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
-		   void *ctx)
-{
-	struct read_ctx r = { fn, ctx };
-	long n;
-
-	ring->read_pos = meta(ring)->data_tail;
-	n = sp__ring_scan(ring, scratch, read_one, &r);
-	sp__ring_consume(ring, ring->read_pos);
-	return n;
 }

@@ -33,31 +33,14 @@ int sp__ring_map(struct sp__ring *ring, int fd, int cpu, size_t data_bytes);
 void sp__ring_unmap(struct sp__ring *ring);
 
 /*
- * Called once per record, in ring order. @rec is either in the ring or in
- * @scratch (a record that wraps); it is valid only during the call.
- * Returning non-zero stops the read; the record is then not consumed.
- */
-typedef int (*sp__ring_fn)(void *ctx, const struct sp__ring *ring,
-			   const void *rec, size_t len);
-
-/*
- * Reads every record written so far and releases the space. @scratch holds
- * SP__RING_RECORD_MAX bytes. A header with an impossible size discards the
- * rest of what was written (the ring cannot be resynchronised) and returns
- * SP_ECORRUPT. Returns the number of records or a negative code.
- */
-long sp__ring_read(struct sp__ring *ring, void *scratch, sp__ring_fn fn,
-		   void *ctx);
-
-/* Whether unread records are waiting. */
-int sp__ring_has_data(const struct sp__ring *ring);
-
-/*
- * Like sp__ring_read() but without consuming: records from @ring->read_pos
- * up to the head go to @fn with their position, and read_pos moves past
- * each one @fn accepts. A record in the ring stays valid (and in place)
- * until sp__ring_consume() passes it; one that wraps is handed in
- * @scratch, valid only during the call.
+ * Reads without consuming: records from @ring->read_pos up to the head go
+ * to @fn, in ring order, with their position, and read_pos moves past each
+ * one @fn accepts (non-zero stops the scan at that record). @scratch holds
+ * SP__RING_RECORD_MAX bytes. A header with an impossible size skips to the
+ * head (the ring cannot be resynchronised) and returns SP_ECORRUPT. A
+ * record in the ring stays valid (and in place) until sp__ring_consume()
+ * passes it; one that wraps is handed in @scratch, valid only during the
+ * call. Returns the number of records or a negative code.
  */
 typedef int (*sp__ring_scan_fn)(void *ctx, const struct sp__ring *ring,
 				const void *rec, size_t len, uint64_t pos);
