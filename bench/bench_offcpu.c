@@ -25,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,40 +37,6 @@ extern char **environ;
 
 /* The spool header's interval at the default 999 Hz. */
 #define INTERVAL_S 1001e-6
-
-static double tv_s(struct timeval tv)
-{
-	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-}
-
-static uint64_t file_bytes(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-static double read_target_cpu(const char *path)
-{
-	double u = 0, s = 0;
-	FILE *f = fopen(path, "r");
-	int n;
-
-	if (!f)
-		return -1;
-	n = fscanf(f, "%lf %lf", &u, &s);
-	fclose(f);
-	unlink(path);
-	return n == 2 ? u + s : -1;
-}
 
 static void print_line(const char *tool, const char *kind, uint64_t switches,
 		       double cpu, double blocked, uint64_t bytes,
@@ -98,7 +62,7 @@ static int run_ours(const char *dir, const char *secs, const char *kind,
 	struct sp_recorder *rec = NULL;
 	struct sp_launch *launch = NULL;
 	char path[512];
-	double cpu0 = self_cpu_s(), cpu, blocked;
+	double cpu0 = bench_self_cpu_s(), cpu, blocked;
 	int status = 0, r, err;
 
 	snprintf(path, sizeof(path), "%s/bench-offcpu.spool", dir);
@@ -123,14 +87,14 @@ static int run_ours(const char *dir, const char *secs, const char *kind,
 		sp_recorder_summary(rec, &sum);
 	sp_recorder_close(rec);
 	sp_launch_free(launch);
-	cpu = self_cpu_s() - cpu0;
+	cpu = bench_self_cpu_s() - cpu0;
 	if (err) {
 		fprintf(stderr, "bench_offcpu: ours: %s\n", sp_strerror(err));
 		return err;
 	}
 	blocked = (double)sum.samples_synthesized * INTERVAL_S;
 	print_line("stackpulse", kind, sum.sample_events, cpu, blocked,
-		   file_bytes(path), sum.lost_events + sum.switch_lost);
+		   bench_file_bytes(path), sum.lost_events + sum.switch_lost);
 	*blocked_out = blocked;
 	unlink(path);
 	return 0;
@@ -166,13 +130,12 @@ static int run_perf(const char *dir, const char *secs, const char *kind,
 		unlink(data);
 		return err < 0 ? err : -ECHILD;
 	}
-	target = read_target_cpu(rus);
+	target = bench_read_target_cpu(rus);
 	err = bench_perf_stats(data, dir, &samples, &lost);
 	/* perf's bytes per blocked second: the same blocked time as ours. */
 	print_line("perf", kind, samples,
-		   tv_s(ru.ru_utime) + tv_s(ru.ru_stime) -
-			   (target > 0 ? target : 0),
-		   blocked, file_bytes(data), lost);
+		   bench_rusage_s(&ru) - (target > 0 ? target : 0), blocked,
+		   bench_file_bytes(data), lost);
 	unlink(data);
 	return err;
 }

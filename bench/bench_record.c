@@ -47,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,47 +84,12 @@ struct run_result {
 	double wall_s;
 };
 
-static double tv_s(struct timeval tv)
-{
-	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-}
-
 static double wall_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t file_bytes(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-/* The "user sys" line wl_finish() wrote, as seconds; -1 if missing. */
-static double read_target_cpu(const char *path)
-{
-	double u = 0, s = 0;
-	FILE *f = fopen(path, "r");
-	int n;
-
-	if (!f)
-		return -1;
-	n = fscanf(f, "%lf %lf", &u, &s);
-	fclose(f);
-	unlink(path);
-	return n == 2 ? u + s : -1;
 }
 
 /* environ plus the given "K=V" strings (a static array: one at a time). */
@@ -177,7 +141,7 @@ static int run_baseline(const struct bench_cfg *c, const char *calls,
 	err = bench_run_child(argv, env_with(envv, NULL), &status, &ru);
 	if (err < 0)
 		return err;
-	*cpu = read_target_cpu(rus);
+	*cpu = bench_read_target_cpu(rus);
 	return *cpu < 0 ? -EIO : 0;
 }
 
@@ -216,7 +180,7 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
 	struct sp_recorder *rec = NULL;
 	struct sp_launch *launch = NULL;
-	double cpu0 = self_cpu_s(), t0 = wall_s();
+	double cpu0 = bench_self_cpu_s(), t0 = wall_s();
 	int err;
 
 	snprintf(spool, sizeof(spool), "%s/bench-record.spool", c->dir);
@@ -236,7 +200,7 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		err = sp_launch_resume(launch);
 	if (err >= 0)
 		err = record_loop(rec, launch);
-	res->recorder_cpu_s = self_cpu_s() - cpu0;
+	res->recorder_cpu_s = bench_self_cpu_s() - cpu0;
 	res->wall_s = wall_s() - t0;
 	if (rec)
 		sp_recorder_summary(rec, &sum);
@@ -247,8 +211,8 @@ static int run_ours(const struct bench_cfg *c, uint32_t hz, const char *calls,
 	res->samples = sum.samples;
 	res->lost = sum.lost_events;
 	res->ring_bytes = sum.maximum_ring_buffer_bytes;
-	res->bytes = file_bytes(spool);
-	res->target_cpu_s = read_target_cpu(rus);
+	res->bytes = bench_file_bytes(spool);
+	res->target_cpu_s = bench_read_target_cpu(rus);
 	unlink(spool);
 	return 0;
 }
@@ -281,10 +245,9 @@ static int run_perf(const struct bench_cfg *c, uint32_t hz, const char *calls,
 		unlink(data);
 		return err < 0 ? err : -ECHILD;
 	}
-	res->target_cpu_s = read_target_cpu(rus);
-	res->recorder_cpu_s =
-		tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - res->target_cpu_s;
-	res->bytes = file_bytes(data);
+	res->target_cpu_s = bench_read_target_cpu(rus);
+	res->recorder_cpu_s = bench_rusage_s(&ru) - res->target_cpu_s;
+	res->bytes = bench_file_bytes(data);
 	err = bench_perf_stats(data, c->dir, &res->samples, &res->lost);
 	unlink(data);
 	return err;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,4 +86,33 @@ double bench_rusage_s(const struct rusage *ru)
 {
 	return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+}
+
+double bench_self_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return bench_rusage_s(&ru);
+}
+
+uint64_t bench_file_bytes(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+double bench_read_target_cpu(const char *path)
+{
+	double u = 0, s = 0;
+	FILE *f = fopen(path, "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%lf %lf", &u, &s);
+	fclose(f);
+	unlink(path);
+	return n == 2 ? u + s : -1;
 }

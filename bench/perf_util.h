@@ -30,4 +30,16 @@ int bench_have_perf(void);
 /* user + sys seconds of @ru. */
 double bench_rusage_s(const struct rusage *ru);
 
+/* user + sys seconds of this process so far. */
+double bench_self_cpu_s(void);
+
+/* The size of the file at @path; 0 if it cannot be stat'ed. */
+uint64_t bench_file_bytes(const char *path);
+
+/*
+ * The "user sys" line wl_finish() wrote to @path, as seconds; -1 if
+ * missing or malformed. The file is removed.
+ */
+double bench_read_target_cpu(const char *path);
+
 #endif /* SP_BENCH_PERF_UTIL_H */
