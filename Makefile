@@ -53,7 +53,10 @@ TSAN_TESTS ?= test_unwind_threads test_self_unwind test_signal_unwind \
 	test_image_open test_image_real test_image_cache \
 	test_merge test_reader_holds test_pipeline_replay test_pipeline_overload \
 	test_rec_threads_threaded test_rec_forkexec_threaded \
-	test_recorder_churn_threaded test_recorder_system
+	test_recorder_churn_threaded test_recorder_system \
+	test_pipeline_idle test_offcpu_synth test_rec_offcpu_threaded \
+	test_rec_recursion_threaded test_recorder_system_threaded \
+	test_recorder_system_offcpu_threaded
 TSAN_TEST_ARGS = --timeout-multiplier 4 $(TSAN_TESTS)
 
 # AArch64: the cross build runs its test programs under qemu-user (the
