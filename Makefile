@@ -199,12 +199,16 @@ format:
 	@echo "make format: formatted $$($(FORMAT_FILES) | wc -l) files"
 
 format-check:
-	@bad=0; for f in $$($(FORMAT_FILES)); do \
-		clang-format --dry-run -Werror $$f >/dev/null 2>&1 || \
-		{ echo "not formatted: $$f"; bad=$$((bad + 1)); }; \
-	done; \
-	if [ $$bad != 0 ]; then \
-		echo "make format-check: $$bad files differ from .clang-format;" \
+	@log=$$(mktemp); $(FORMAT_FILES) | \
+	xargs -r -P2 -n 64 clang-format --dry-run -Werror --ferror-limit=1 \
+		2>$$log; rc=$$?; \
+	bad=$$(grep -o '^[^: ]*:[0-9]*:[0-9]*: error' $$log | cut -d: -f1 | \
+		sort -u); \
+	rm -f $$log; \
+	for f in $$bad; do echo "not formatted: $$f"; done; \
+	if [ $$rc != 0 ]; then \
+		echo "make format-check: $$(echo $$bad | wc -w) files differ" \
+			"from .clang-format (clang-format exit $$rc);" \
 			"run 'make format'"; \
 		exit 1; \
 	fi; \
