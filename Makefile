@@ -14,8 +14,8 @@
 #   make fuzz          run each libFuzzer binary of $(ASAN_BUILD) briefly
 #   make aarch64-test  AArch64 cross build in $(AARCH64_BUILD), its suites
 #                      that need no perf_event under qemu-user (all of
-#                      them: ~5 CPU-minutes, too slow for CI)
-#   make aarch64-ci    what .ci/run runs of it: the cross-ci suite
+#                      them: ~5 CPU-minutes; .ci/run runs it)
+#   make aarch64-ci    a quick part of it: the cross-ci suite
 #                      (tests/meson.build), building only what it needs
 #   make aarch64-system-test  record an -O2 workload on Debian's arm64
 #                      kernel under qemu-system-aarch64 (slow; not in CI)
