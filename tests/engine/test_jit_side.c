@@ -57,6 +57,12 @@ int main(void)
 	CHECK_PTR(mkdtemp(dir));
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
 	snprintf(side, sizeof(side), "%s/s.spool.jit", dir);
+	/*
+	 * A map left in /tmp by an earlier process with this pid (a Python
+	 * or Node test's child: they never remove theirs) is stale: no
+	 * living process but this one has the pid.
+	 */
+	unlink(map);
 
 	/* /tmp itself, and a directory of the user's with such names. */
 	CHECK_EQ_INT(sp__jit_side_init(&s, &mem, NULL, "/tmp"), -EINVAL);
