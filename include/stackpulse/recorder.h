@@ -90,9 +90,7 @@ struct sp_system_opts {
  * @sample_hz: samples per CPU-second (default 999; SP_RATE_MAX = kernel
  *   maximum; above the kernel maximum fails with SP_EFREQ).
  * @stack_size: user stack bytes copied per sample, rounded up to 8,
- *   at most SP_RECORDER_STACK_MAX (default 32768; 8192 for the
- *   switch-out samples of SP_PROFILE_WALL, whose copy is CPU time
- *   inside the switch that would count as on-CPU time).
+ *   at most SP_RECORDER_STACK_MAX (default 32768).
  * @threads: 0 = inline mode; N = threaded mode with N unwinder threads
  *   (at most SP_RECORDER_THREADS_MAX) plus one reader thread per 16
  *   CPUs; SP_THREADS_AUTO = inline mode on machines with up to 2 CPUs

@@ -171,9 +171,9 @@ static void check_wall(const char *kind, const char *const *calls)
 		 * kernel writes a switch-out sample inside the switch, after
 		 * the scheduler stopped the thread's CPU clock and before
 		 * perf's cpu-clock stops: that time shows as on-CPU samples
-		 * (up to 5.6 us per switch measured here with the 8 KiB
-		 * switch-out stacks, 7 us with 32 KiB), so the off-CPU share
-		 * may fall short by that much more.
+		 * (5-8 us per switch measured here with 32 KiB stacks: 4.8-7
+		 * points of the fsync case's wall time), so the off-CPU
+		 * share may fall short by 6 us per switch more.
 		 */
 		double copy_s = (double)run.summary.switch_events / 2 * 6e-6;
 

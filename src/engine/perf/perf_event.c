@@ -81,8 +81,7 @@ void sp__perf_attr(const struct sp__perf_cfg *cfg,
 	}
 	a->sample_type = sp__perf_sample_type(cfg);
 	a->sample_regs_user = SP__PERF_REGS_MASK;
-	a->sample_stack_user = src == cfg->extra ? cfg->extra_stack_size :
-						   cfg->stack_size;
+	a->sample_stack_user = cfg->stack_size;
 	a->read_format = cfg->read_lost ? SP__PERF_READ_FORMAT : 0;
 	a->disabled = 1;
 	a->enable_on_exec = t->kind == SP__TARGET_TASK && t->on_exec;

@@ -32,7 +32,6 @@ struct sp__perf_cfg {
 	bool all_modes;
 	uint32_t hz;
 	uint32_t stack_size;
-	uint32_t extra_stack_size; /* @extra's user stack bytes per sample */
 	bool kernel; /* still true after the first open if kernel allowed */
 	bool children;
 	bool inherit_thread; /* cleared if the kernel refuses it */
@@ -123,8 +122,6 @@ long sp__perf_max_rate(void);
  * never fewer samples than the fixed default of earlier versions.
  */
 #define SP__RING_DEFAULT_MS 100
-/* User stack bytes of wall mode's switch-out samples by default. */
-#define SP__SWITCH_STACK_DEFAULT 8192u
 #define SP__RING_MIN_SAMPLES 256
 
 /* Samples of the default ring for @cfg's rate (>= SP__RING_MIN_SAMPLES). */

@@ -74,17 +74,6 @@ static int cfg_init(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 				 &sp__source_context_switches :
 				 NULL;
 	rec->cfg.stack_size = (stack + 7) & ~7u;
-	/*
-	 * Wall mode's switch-out samples copy their stack inside the
-	 * switch, after the scheduler has stopped the thread's CPU clock but
-	 * before perf's cpu-clock stops: that time counts as on-CPU samples
-	 * and is missing from the span. An fsync loop switching 8,850 times
-	 * a second came out 5-7 points of its wall time short of off-CPU
-	 * time with 32 or 16 KiB copies, 0.5-1.1 with 8 KiB (7 of 8 runs;
-	 * one 5.0). An explicit stack size sets both.
-	 */
-	rec->cfg.extra_stack_size = o->stack_size ? rec->cfg.stack_size :
-						    SP__SWITCH_STACK_DEFAULT;
 	rec->cfg.kernel = !!(o->flags & SP_RECORDER_KERNEL);
 	rec->cfg.children = !!(o->flags & SP_RECORDER_INHERIT_CHILDREN);
 	rec->cfg.inherit_thread = true;
