@@ -329,8 +329,8 @@ static bool node_less(const struct sp__merge_node *x,
 }
 
 /* Leaf @leaf's node: its run's head, or exhausted past @watermark. */
-static struct sp__merge_node leaf_node(const struct sp__merge *m,
-				       uint32_t leaf, uint64_t watermark)
+static struct sp__merge_node leaf_node(const struct sp__merge *m, uint32_t leaf,
+				       uint64_t watermark)
 {
 	struct sp__merge_node nd = { UINT64_MAX, UINT64_MAX, SP__MERGE_NONE };
 	const struct sp__merge_run *run;

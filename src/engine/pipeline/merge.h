@@ -27,10 +27,10 @@
  */
 struct sp__merge {
 	const struct sp__mem *mem;
-	struct sp__vec runs;  /* struct sp__merge_run, by ring index */
-	struct sp__vec bytes; /* record copies, 8-byte aligned */
-	struct sp__vec spare; /* compaction target, swapped with bytes */
-	struct sp__vec tree;  /* struct sp__merge_node, the loser tree */
+	struct sp__vec runs;   /* struct sp__merge_run, by ring index */
+	struct sp__vec bytes;  /* record copies, 8-byte aligned */
+	struct sp__vec spare;  /* compaction target, swapped with bytes */
+	struct sp__vec tree;   /* struct sp__merge_node, the loser tree */
 	struct sp__vec leaves; /* uint32_t: the runs a release merges */
 	size_t count; /* records in the runs (released ones until compacted) */
 };

@@ -20,6 +20,7 @@
 
 #include "pool.h"
 #include "qsample.h"
+#include "stack_hash.h"
 #include "unwind_jit.h"
 
 #define NO_WAIT UINT64_MAX
@@ -68,6 +69,10 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 					    job->time, job->frames + job->nk,
 					    job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
+	/* The writer's memo key, while the frames are in this cache. */
+	job->hashed = job->n;
+	if (job->n)
+		sp__stack_hash(job->frames, job->n, job->hash);
 }
 
 static void run(struct sp__pool *p, uint64_t claim)

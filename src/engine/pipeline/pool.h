@@ -60,6 +60,13 @@ struct sp__job {
 	struct sp_unwind_stats own;    /* @stats in threaded mode */
 	struct sp_frame *frames;       /* @cap entries (sp__job_frames) */
 	size_t cap;
+	/*
+	 * sp__stack_hash() of frames [0, @hashed), computed by whoever
+	 * unwound the job (a worker), so that the writer need not walk the
+	 * frames again; @hashed 0: none.
+	 */
+	uint32_t hashed;
+	uint64_t hash[2];
 };
 
 /*
@@ -71,7 +78,7 @@ static inline size_t sp__job_frames(uint32_t max_depth)
 	return SP__KERNEL_FRAMES + (size_t)max_depth + 1;
 }
 
-/* Appends the user frames of @job (any thread). */
+/* Appends the user frames of @job and hashes them all (any thread). */
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
 
 /*
