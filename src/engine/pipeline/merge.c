@@ -35,7 +35,8 @@ void sp__merge_init(struct sp__merge *m, const struct sp__mem *mem)
 	sp__vec_init(&m->bytes, 1);
 	sp__vec_init(&m->spare, 1);
 	sp__vec_init(&m->tree, sizeof(struct sp__merge_node));
-	sp__vec_init(&m->leaves, sizeof(uint32_t));
+	sp__vec_init(&m->leaves, sizeof(struct sp__merge_run *));
+	sp__vec_init(&m->none.items, sizeof(struct sp__merge_item));
 }
 
 static struct sp__merge_run *run_at(const struct sp__merge *m, size_t i)
@@ -83,7 +84,7 @@ bool sp__merge_has_pid(const struct sp__merge *m, int32_t pid)
 
 uint64_t sp__merge_min_pos(const struct sp__merge *m, size_t ring)
 {
-	size_t r = ring % RUNS_MAX, i;
+	size_t r = ring & (RUNS_MAX - 1), i;
 	uint64_t min = SP__NO_HOLD;
 	const struct sp__merge_run *run;
 
@@ -112,11 +113,9 @@ static int item_cmp(const void *a, const void *b)
 	return item_less(x, y) ? -1 : item_less(y, x);
 }
 
-/* The run of @key's ring, created (empty) when new. */
-static struct sp__merge_run *run_of(struct sp__merge *m, uint64_t key)
+/* Run @r, created (empty, with every run before it) when new. */
+static struct sp__merge_run *run_of(struct sp__merge *m, size_t r)
 {
-	size_t r = (size_t)(key >> 40) % RUNS_MAX;
-
 	while (m->runs.len <= r) {
 		struct sp__merge_run run = { .head = 0 };
 
@@ -134,22 +133,27 @@ static struct sp__merge_run *run_of(struct sp__merge *m, uint64_t key)
  */
 static int run_add(struct sp__merge *m, const struct sp__merge_item *it)
 {
-	struct sp__merge_run *run = run_of(m, it->key);
+	size_t r = (size_t)(it->key >> 40) & (RUNS_MAX - 1);
+	struct sp__merge_run *run = r < m->runs.len ? run_at(m, r) : run_of(m, r);
 	struct sp__merge_item *items;
 	size_t at, n;
 
-	if (!run || sp__vec_reserve(&run->items, m->mem, 1))
+	if (!run || (run->items.len == run->items.cap &&
+		     sp__vec_reserve(&run->items, m->mem, 1)))
 		return -ENOMEM;
 	items = run->items.data;
 	n = run->items.len;
 	at = n;
-	if (!run->unsorted)
-		while (at > run->head && n - at < INSERT_MAX &&
-		       item_less(it, &items[at - 1]))
-			at--;
-	if (at > run->head && item_less(it, &items[at - 1]))
-		run->unsorted = true, at = n; /* too far back: sorted later */
-	memmove(&items[at + 1], &items[at], (n - at) * sizeof(*items));
+	if (n > run->head && item_less(it, &items[n - 1])) {
+		/* Older than the last of its run: back into place. */
+		if (!run->unsorted)
+			while (at > run->head && n - at < INSERT_MAX &&
+			       item_less(it, &items[at - 1]))
+				at--;
+		if (at > run->head && item_less(it, &items[at - 1]))
+			run->unsorted = true, at = n; /* sorted later */
+		memmove(&items[at + 1], &items[at], (n - at) * sizeof(*items));
+	}
 	items[at] = *it;
 	run->items.len++;
 	m->count++;
@@ -318,27 +322,24 @@ static int compact(struct sp__merge *m)
 
 /* ---- the loser tree ---- */
 
-static bool node_less(const struct sp__merge_node *x,
-		      const struct sp__merge_node *y)
+/*
+ * Keys name their ring and its read order, so no two records share
+ * (time, key); an exhausted leaf is (UINT64_MAX, UINT64_MAX), which no
+ * record's key reaches, and loses to every record.
+ */
+static inline bool node_less(const struct sp__merge_node *x,
+			     const struct sp__merge_node *y)
 {
-	if (x->time != y->time)
-		return x->time < y->time;
-	if (x->key != y->key)
-		return x->key < y->key;
-	return x->leaf < y->leaf; /* an exhausted leaf (NONE) loses */
+	return x->time != y->time ? x->time < y->time : x->key < y->key;
 }
 
-/* Leaf @leaf's node: its run's head, or exhausted past @watermark. */
-static struct sp__merge_node leaf_node(const struct sp__merge *m, uint32_t leaf,
-				       uint64_t watermark)
+/* @run's head as a node for leaf @leaf; exhausted past @watermark. */
+static inline struct sp__merge_node
+leaf_node(const struct sp__merge_run *run, uint32_t leaf, uint64_t watermark)
 {
 	struct sp__merge_node nd = { UINT64_MAX, UINT64_MAX, SP__MERGE_NONE };
-	const struct sp__merge_run *run;
 	const struct sp__merge_item *it;
 
-	if (leaf >= m->leaves.len)
-		return nd;
-	run = run_at(m, ((const uint32_t *)m->leaves.data)[leaf]);
 	if (run->head == run->items.len)
 		return nd;
 	it = run_item(run, run->head);
@@ -348,6 +349,13 @@ static struct sp__merge_node leaf_node(const struct sp__merge *m, uint32_t leaf,
 	nd.key = it->key;
 	nd.leaf = leaf;
 	return nd;
+}
+
+/* The run of leaf @leaf (a padding leaf: the empty run m->none). */
+static inline struct sp__merge_run *leaf_run(const struct sp__merge *m,
+					     uint32_t leaf)
+{
+	return ((struct sp__merge_run *const *)m->leaves.data)[leaf];
 }
 
 /*
@@ -362,7 +370,8 @@ static void tree_build(struct sp__merge *m, size_t k, uint64_t watermark)
 	size_t j;
 
 	for (j = 0; j < k; j++)
-		win[k + j] = leaf_node(m, (uint32_t)j, watermark);
+		win[k + j] = leaf_node(leaf_run(m, (uint32_t)j), (uint32_t)j,
+				       watermark);
 	for (j = k - 1; j >= 1; j--) {
 		bool left = node_less(&win[2 * j], &win[2 * j + 1]);
 
@@ -372,32 +381,16 @@ static void tree_build(struct sp__merge *m, size_t k, uint64_t watermark)
 	lose[0] = win[1];
 }
 
-/* Leaf @leaf's run moved on: its new head plays its way up. */
-static void tree_replay(struct sp__merge *m, size_t k, uint32_t leaf,
-			uint64_t watermark)
-{
-	struct sp__merge_node *lose = m->tree.data, tmp;
-	struct sp__merge_node v = leaf_node(m, leaf, watermark);
-	size_t j;
-
-	for (j = (k + leaf) / 2; j >= 1; j /= 2)
-		if (node_less(&lose[j], &v)) {
-			tmp = lose[j];
-			lose[j] = v;
-			v = tmp;
-		}
-	lose[0] = v;
-}
-
 /*
  * Lists the runs with a record old enough as leaves (sorting a run
- * appended out of order first); returns the leaf count rounded up to a
- * power of two (0: nothing to release), the tree sized for it.
+ * appended out of order first), padded with the empty run to a power of
+ * two leaves, which it returns (0: nothing to release), the tree sized
+ * for it.
  */
 static size_t tree_leaves(struct sp__merge *m, uint64_t watermark, int *err)
 {
+	struct sp__merge_run *none = &m->none;
 	size_t r, k = 1;
-	uint32_t idx;
 
 	m->leaves.len = 0;
 	*err = 0;
@@ -414,47 +407,55 @@ static size_t tree_leaves(struct sp__merge *m, uint64_t watermark, int *err)
 		}
 		if (run_item(run, run->head)->time > watermark)
 			continue;
-		idx = (uint32_t)r;
-		if (sp__vec_push(&m->leaves, m->mem, &idx)) {
-			*err = -ENOMEM;
-			return 0;
-		}
+		if (sp__vec_push(&m->leaves, m->mem, &run))
+			goto nomem;
 	}
 	if (!m->leaves.len)
 		return 0;
 	while (k < m->leaves.len)
 		k *= 2;
+	while (m->leaves.len < k)
+		if (sp__vec_push(&m->leaves, m->mem, &none))
+			goto nomem;
 	m->tree.len = 0;
-	if (sp__vec_reserve(&m->tree, m->mem, 3 * k)) {
-		*err = -ENOMEM;
-		return 0;
-	}
+	if (sp__vec_reserve(&m->tree, m->mem, 3 * k))
+		goto nomem;
 	return k;
+nomem:
+	*err = -ENOMEM;
+	return 0;
 }
 
 int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
 		      void *ctx)
 {
-	const struct sp__merge_node *top = m->tree.data;
+	struct sp__merge_node *lose = m->tree.data, v, tmp;
 	int err = 0, cerr;
-	size_t k = tree_leaves(m, watermark, &err);
+	size_t k = tree_leaves(m, watermark, &err), j;
 
 	if (k) {
 		tree_build(m, k, watermark);
-		top = m->tree.data;
+		lose = m->tree.data;
 	}
-	while (k && top->leaf != SP__MERGE_NONE) {
-		uint32_t leaf = top->leaf;
-		struct sp__merge_run *run =
-			run_at(m, ((const uint32_t *)m->leaves.data)[leaf]);
+	while (k && lose[0].leaf != SP__MERGE_NONE) {
+		uint32_t leaf = lose[0].leaf;
+		struct sp__merge_run *run = leaf_run(m, leaf);
 		const struct sp__merge_item *it = run_item(run, run->head);
 
 		err = fn(ctx, it,
 			 it->ref ? it->ref : (char *)m->bytes.data + it->off);
 		if (err)
 			break; /* the failed record stays queued */
+		/* The run's next record plays its way up from the leaf. */
 		run->head++;
-		tree_replay(m, k, leaf, watermark);
+		v = leaf_node(run, leaf, watermark);
+		for (j = (k + leaf) / 2; j >= 1; j /= 2)
+			if (node_less(&lose[j], &v)) {
+				tmp = lose[j];
+				lose[j] = v;
+				v = tmp;
+			}
+		lose[0] = v;
 	}
 	cerr = compact(m);
 	return err ? err : cerr;

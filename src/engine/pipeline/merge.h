@@ -10,6 +10,25 @@
 #include "mem.h"
 #include "vec.h"
 
+/** struct sp__merge_run is one ring's records, sorted by (time, key). */
+struct sp__merge_run {
+	struct sp__vec items; /* struct sp__merge_item */
+	size_t head;	      /* released before it (until compacted) */
+	bool unsorted;	      /* appended out of order: sort before merging */
+};
+
+/*
+ * struct sp__merge_node is a loser tree node: the head of one run, its
+ * order fields copied in so a comparison touches no run.
+ */
+struct sp__merge_node {
+	uint64_t time;
+	uint64_t key;
+	uint32_t leaf; /* index in @leaves; SP__MERGE_NONE: exhausted */
+};
+
+#define SP__MERGE_NONE UINT32_MAX
+
 /*
  * Each poll copies every ring's records into the queue, then releases, in
  * (time, key) order, those not newer than the clock reading taken before
@@ -31,8 +50,9 @@ struct sp__merge {
 	struct sp__vec bytes;  /* record copies, 8-byte aligned */
 	struct sp__vec spare;  /* compaction target, swapped with bytes */
 	struct sp__vec tree;   /* struct sp__merge_node, the loser tree */
-	struct sp__vec leaves; /* uint32_t: the runs a release merges */
+	struct sp__vec leaves; /* struct sp__merge_run *: what a release merges */
 	size_t count; /* records in the runs (released ones until compacted) */
+	struct sp__merge_run none; /* always empty: the tree's padding leaves */
 };
 
 /*
@@ -57,25 +77,6 @@ struct sp__merge_item {
 };
 
 #define SP__NO_HOLD UINT64_MAX
-
-/** struct sp__merge_run is one ring's records, sorted by (time, key). */
-struct sp__merge_run {
-	struct sp__vec items; /* struct sp__merge_item */
-	size_t head;	      /* released before it (until compacted) */
-	bool unsorted;	      /* appended out of order: sort before merging */
-};
-
-/*
- * struct sp__merge_node is a loser tree node: the head of one run, its
- * order fields copied in so a comparison touches no run.
- */
-struct sp__merge_node {
-	uint64_t time;
-	uint64_t key;
-	uint32_t leaf; /* index in @leaves; SP__MERGE_NONE: exhausted */
-};
-
-#define SP__MERGE_NONE UINT32_MAX
 
 /* Builds the tie-break key of the @n-th record read from ring @ring. */
 static inline uint64_t sp__merge_key(size_t ring, uint64_t n)
