@@ -20,8 +20,9 @@
 #include "qsample.h"
 
 /*
- * Runs beyond this share one (ring index modulo it): out of order then,
- * which insertion and sorting absorb. A machine's rings stay below it.
+ * Runs beyond this share one (ring index modulo it, a power of two): out
+ * of order then, which insertion and sorting absorb. A machine's rings
+ * stay below it.
  */
 #define RUNS_MAX 4096u
 /* Out-of-order records moved at most this far back in their run. */
@@ -61,6 +62,7 @@ void sp__merge_fini(struct sp__merge *m)
 	sp__vec_fini(&m->spare, m->mem);
 	sp__vec_fini(&m->tree, m->mem);
 	sp__vec_fini(&m->leaves, m->mem);
+	sp__vec_fini(&m->none.items, m->mem);
 }
 
 size_t sp__merge_count(const struct sp__merge *m)
@@ -134,7 +136,8 @@ static struct sp__merge_run *run_of(struct sp__merge *m, size_t r)
 static int run_add(struct sp__merge *m, const struct sp__merge_item *it)
 {
 	size_t r = (size_t)(it->key >> 40) & (RUNS_MAX - 1);
-	struct sp__merge_run *run = r < m->runs.len ? run_at(m, r) : run_of(m, r);
+	struct sp__merge_run *run = r < m->runs.len ? run_at(m, r) :
+						      run_of(m, r);
 	struct sp__merge_item *items;
 	size_t at, n;
 
@@ -334,8 +337,8 @@ static inline bool node_less(const struct sp__merge_node *x,
 }
 
 /* @run's head as a node for leaf @leaf; exhausted past @watermark. */
-static inline struct sp__merge_node
-leaf_node(const struct sp__merge_run *run, uint32_t leaf, uint64_t watermark)
+static inline struct sp__merge_node leaf_node(const struct sp__merge_run *run,
+					      uint32_t leaf, uint64_t watermark)
 {
 	struct sp__merge_node nd = { UINT64_MAX, UINT64_MAX, SP__MERGE_NONE };
 	const struct sp__merge_item *it;

@@ -46,10 +46,10 @@ struct sp__merge_node {
  */
 struct sp__merge {
 	const struct sp__mem *mem;
-	struct sp__vec runs;   /* struct sp__merge_run, by ring index */
-	struct sp__vec bytes;  /* record copies, 8-byte aligned */
-	struct sp__vec spare;  /* compaction target, swapped with bytes */
-	struct sp__vec tree;   /* struct sp__merge_node, the loser tree */
+	struct sp__vec runs;  /* struct sp__merge_run, by ring index */
+	struct sp__vec bytes; /* record copies, 8-byte aligned */
+	struct sp__vec spare; /* compaction target, swapped with bytes */
+	struct sp__vec tree;  /* struct sp__merge_node, the loser tree */
 	struct sp__vec leaves; /* struct sp__merge_run *: what a release merges */
 	size_t count; /* records in the runs (released ones until compacted) */
 	struct sp__merge_run none; /* always empty: the tree's padding leaves */

@@ -59,8 +59,8 @@ struct sp__job {
 	struct sp_unwind_stats *stats; /* where the unwinder counts */
 	/* Set by the unwind: an error or fallback counter of @stats is set. */
 	bool stats_rare;
-	struct sp_unwind_stats own;    /* @stats in threaded mode */
-	struct sp_frame *frames;       /* @cap entries (sp__job_frames) */
+	struct sp_unwind_stats own; /* @stats in threaded mode */
+	struct sp_frame *frames;    /* @cap entries (sp__job_frames) */
 	size_t cap;
 	/*
 	 * sp__stack_hash() of frames [0, @hashed), computed by whoever
