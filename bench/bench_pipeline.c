@@ -9,7 +9,9 @@
  * --rings (default 2,16,64,128; 0 = the captured rings as they were),
  * writing a real spool file each time. Modes alternate within each
  * repetition, so load on the machine hits them alike; each figure is the
- * best of --reps. One JSON line per mode and R:
+ * best of --reps, and the main ones are also given as the median of the
+ * repetitions (median_*: a shared machine's load makes the best a lucky
+ * draw). One JSON line per mode and R:
  *   - wall throughput and its ratio to inline mode's (the wall time of
  *     the harness's feeding taken out: copying 8 KiB stacks into rings
  *     is not pipeline work, and the pipeline's threads keep working
@@ -132,6 +134,8 @@ static double cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+#define REPS_MAX 15
+
 /* One replay's figures; over repetitions, each is the best seen. */
 struct result {
 	double wall;
@@ -165,6 +169,30 @@ static void keep_best(struct result *best, const struct result *r)
 	best->samples = r->samples;
 	best->stalls = r->stalls;
 	best->copied = r->copied;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Field by field, the median of @n results (each figure on its own). */
+static void median_of(const struct result *rs, int n, struct result *med)
+{
+	size_t f, nf = offsetof(struct result, load1) / sizeof(double);
+	double v[REPS_MAX];
+	int i;
+
+	*med = rs[0];
+	for (f = 0; f < nf; f++) {
+		for (i = 0; i < n; i++)
+			v[i] = (&rs[i].wall)[f];
+		qsort(v, (size_t)n, sizeof(v[0]), dbl_cmp);
+		(&med->wall)[f] = n % 2 ? v[n / 2] :
+					  (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
 }
 
 static void measured(struct result *res, const struct task_stats *d,
@@ -257,7 +285,8 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 #define TARGET_SPEEDUP_2 1.5
 
 static void report(uint32_t threads, uint32_t rings, const struct result *r,
-		   const struct result *inline_r)
+		   const struct result *inline_r, const struct result *med,
+		   const struct result *inline_med)
 {
 	struct json_line j;
 	char name[48];
@@ -288,6 +317,12 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_num(&j, "ivcsw_per_sample", r->ivcsw / n);
 	json_num(&j, "feed_cpu_s_excluded", r->feed);
 	json_num(&j, "load1", r->load1);
+	json_num(&j, "median_speedup_vs_inline", inline_med->wall / med->wall);
+	json_num(&j, "median_cpu_us_per_sample", med->cpu * 1e6 / n);
+	json_num(&j, "median_cpu_ratio_vs_inline", med->cpu / inline_med->cpu);
+	json_num(&j, "median_serial_us_per_sample", med->serial * 1e6 / n);
+	json_num(&j, "median_futex_per_sample", med->futex / n);
+	json_num(&j, "median_vcsw_per_sample", med->vcsw / n);
 	json_u64(&j, "reader_stalls", r->stalls);
 	json_u64(&j, "records_copied", r->copied);
 	if (threads) {
@@ -368,7 +403,8 @@ static int fixture_load(struct sp__vec *fix, const struct sp__mem *mem,
 int main(int argc, char **argv)
 {
 	uint32_t modes[16] = { 0, 1, 2, 4 }, rings[16] = { 2, 16, 64, 128 };
-	struct result best[16], r;
+	static struct result best[16], med[16], runs[16][REPS_MAX];
+	struct result r;
 	size_t nrings = 4, k;
 	struct sp__vec fix;
 	struct sp__mem mem;
@@ -443,6 +479,10 @@ int main(int argc, char **argv)
 			return err == -EACCES || err == -EPERM ? 77 : 1;
 		}
 	}
+	if (reps < 1 || reps > REPS_MAX) {
+		fprintf(stderr, "--reps: 1 to %d\n", REPS_MAX);
+		return 2;
+	}
 	if (save) {
 		err = fixture_save(&fix, save);
 		if (err) {
@@ -468,9 +508,13 @@ int main(int argc, char **argv)
 					return 1;
 				}
 				keep_best(&best[m], &r);
+				runs[m][i] = r;
 			}
 		for (m = 0; m < nmodes; m++)
-			report(modes[m], rings[k], &best[m], &best[0]);
+			median_of(runs[m], reps, &med[m]);
+		for (m = 0; m < nmodes; m++)
+			report(modes[m], rings[k], &best[m], &best[0], &med[m],
+			       &med[0]);
 	}
 	sp__vec_fini(&fix, &mem);
 	return 0;

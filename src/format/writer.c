@@ -132,7 +132,8 @@ static void writer_init(struct sp_writer *w, const struct sp__mem *mem,
 	w->chunk_size = o->chunk_size;
 	w->id_limit = o->id_limit;
 	w->unpinned_gen = 1;
-	w->last_thread = UINT32_MAX;
+	for (size_t i = 0; i < SP__WRITER_TIDS; i++)
+		w->tids[i].index = UINT32_MAX;
 	sp__map_init(&w->pinned);
 	sp__map_init(&w->unpinned);
 	sp__map_init(&w->nodes);

@@ -54,6 +54,15 @@ struct sp__wmodule {
 
 struct sp__memo;
 
+/* One thread cache entry: (@pid, @tid) has @index (UINT32_MAX: none). */
+struct sp__wthread {
+	int32_t pid;
+	int32_t tid;
+	uint32_t index;
+};
+
+#define SP__WRITER_TIDS 16 /* a power of two */
+
 struct sp_writer {
 	/* Hot: every sample touches these. */
 	unsigned char *buf;
@@ -64,9 +73,11 @@ struct sp_writer {
 	uint64_t last_ns; /* §5.5 baseline */
 	uint64_t unpinned_gen;
 	struct sp__memo *memo; /* whole-stack memo, allocated on first use */
-	int32_t last_pid;      /* one-entry thread cache */
-	int32_t last_tid;
-	uint32_t last_thread; /* UINT32_MAX = none */
+	/*
+	 * Thread cache, direct-mapped by tid: a sample of any of the last
+	 * few threads seen finds its index without the thread map.
+	 */
+	struct sp__wthread tids[SP__WRITER_TIDS];
 
 	/* Id counters (dense, SPULSE3 §4) and their limit. */
 	uint32_t id_limit;

@@ -37,6 +37,7 @@
 
 #include <stackpulse/error.h>
 
+#include "for_engine/stack_hash.h"
 #include "writer_internal.h"
 
 #define MEMO_SLOTS 1024	   /* power of two */
@@ -220,18 +221,18 @@ static uint32_t stack_intern(struct sp_writer *w, uint32_t parent,
 static bool thread_known(struct sp_writer *w, int32_t pid, int32_t tid,
 			 uint32_t *index)
 {
+	struct sp__wthread *c = &w->tids[(uint32_t)tid & (SP__WRITER_TIDS - 1)];
 	uint64_t key[3] = { (uint32_t)pid, (uint32_t)tid, 0 };
 
-	if (w->last_thread != UINT32_MAX && w->last_pid == pid &&
-	    w->last_tid == tid) {
-		*index = w->last_thread;
+	if (c->index != UINT32_MAX && c->pid == pid && c->tid == tid) {
+		*index = c->index;
 		return true;
 	}
 	if (!sp__map_get(&w->threads, key, sp__map_hash(key), index))
 		return false;
-	w->last_pid = pid;
-	w->last_tid = tid;
-	w->last_thread = *index;
+	c->pid = pid;
+	c->tid = tid;
+	c->index = *index;
 	return true;
 }
 
@@ -248,6 +249,8 @@ static uint32_t thread_intern(struct sp_writer *w, int32_t pid, int32_t tid)
 	sp__writer_s(w, pid);
 	sp__writer_u(w, (uint32_t)tid);
 	(void)sp__map_put(&w->threads, &w->mem, key, sp__map_hash(key), index);
+	w->tids[(uint32_t)tid & (SP__WRITER_TIDS - 1)] =
+		(struct sp__wthread){ pid, tid, index };
 	return index;
 }
 
@@ -297,40 +300,14 @@ static int ids_check(struct sp_writer *w, uint32_t parent,
 /* ---- whole-stack memo ---- */
 
 /*
- * Hash of the frame array, root to leaf, and in *@caller that of its
- * caller path frames[1..n) (the stack without its leaf): both are looked
- * up, so a new leaf under a known path interns one frame and one node
- * instead of the whole depth (deep stacks, e.g. Python's, repeat their
- * callers with ever new leaf pcs). Lengths are compared by memo_find.
+ * The memo's key is sp__stack_hash() (for_engine/stack_hash.h): a hash
+ * of the frame array, root to leaf, and of its caller path frames[1..n)
+ * (the stack without its leaf): both are looked up, so a new leaf under
+ * a known path interns one frame and one node instead of the whole depth
+ * (deep stacks, e.g. Python's, repeat their callers with ever new leaf
+ * pcs). Lengths are compared by memo_find. The recorder's threaded
+ * pipeline computes it on an unwinder thread (sp__writer_sample_hashed).
  */
-static inline uint64_t memo_mix(uint64_t h, const struct sp_frame *f)
-{
-	h = (h ^ f->abs_ip) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 29);
-}
-
-/* @n >= 1. */
-static uint64_t memo_hash(const struct sp_frame *f, size_t n, uint64_t *caller)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull;
-	size_t i;
-
-	/*
-	 * One multiply on the dependency chain per frame; memcmp verifies.
-	 * Only the absolute address is mixed in: within one process it names
-	 * the frame (the module and file offset follow from it), and where
-	 * it does not (a remapped module, a marker's 0) the stacks only
-	 * share a slot, which memcmp then tells apart. The leaf is mixed in
-	 * after the loop, so the caller path's hash costs no test per frame
-	 * (this runs once per sample and frame).
-	 */
-	for (i = n - 1; i > 0; i--)
-		h = memo_mix(h, &f[i]);
-	*caller = h ^ (h >> 32);
-	h = memo_mix(h, &f[0]);
-	return h ^ (h >> 32);
-}
-
 static bool memo_find(const struct sp_writer *w, const struct sp_frame *frames,
 		      size_t n, uint64_t hash, uint32_t *leaf)
 {
@@ -487,13 +464,13 @@ static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
 	return 0;
 }
 
-SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
-			    int32_t pid, int32_t tid,
-			    const struct sp_frame *frames, size_t nframes)
+int sp__writer_sample_hashed(struct sp_writer *w, uint64_t timestamp_ns,
+			     int32_t pid, int32_t tid,
+			     const struct sp_frame *frames, size_t nframes,
+			     const uint64_t hash[2])
 {
 	uint32_t leaf, thread;
 	int64_t delta;
-	uint64_t hash[2] = { 0, 0 };
 	int err;
 
 	if (!w || pid < 1 || tid < 1 || (!frames && nframes))
@@ -504,7 +481,6 @@ SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
 		return 0;
 	if (!delta_of(w->last_ns, timestamp_ns, &delta))
 		return SP_EDELTA;
-	hash[0] = memo_hash(frames, nframes, &hash[1]);
 	if (!memo_find(w, frames, nframes, hash[0], &leaf) ||
 	    !thread_known(w, pid, tid, &thread))
 		return sample_slow(w, timestamp_ns, delta, pid, tid, frames,
@@ -515,6 +491,18 @@ SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
 	sample_encode(w, delta, thread, leaf);
 	w->last_ns = timestamp_ns;
 	return 0;
+}
+
+SP_API int sp_writer_sample(struct sp_writer *w, uint64_t timestamp_ns,
+			    int32_t pid, int32_t tid,
+			    const struct sp_frame *frames, size_t nframes)
+{
+	uint64_t hash[2] = { 0, 0 };
+
+	if (frames && nframes)
+		sp__stack_hash(frames, nframes, hash);
+	return sp__writer_sample_hashed(w, timestamp_ns, pid, tid, frames,
+					nframes, hash);
 }
 
 /* ---- stacks defined ahead of their samples (off-CPU synthesis) ---- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit test: the timestamp merge queue (order, watermark, compaction). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -29,6 +30,87 @@ static void push(struct sp__merge *m, uint64_t t, int32_t pid)
 
 	it.type = (uint32_t)(t % 5);
 	CHECK_OK(sp__merge_push(m, &it, s, 2));
+}
+
+/*
+ * Many rings: each ring's records mostly in time order (as perf writes
+ * them), some a little older than the one before (a per-thread ring fed
+ * from two CPUs) and one far older than its run (sorted at the release),
+ * times colliding across rings (the key decides). Released in two steps,
+ * the order must be exactly that of sorting everything by (time, key).
+ */
+#define NR 77
+#define PER 40
+
+struct ref {
+	uint64_t time, key;
+};
+
+static struct ref want[NR * PER], got[NR * PER];
+static size_t ngot;
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int collect_ref(void *ctx, const struct sp__merge_item *it,
+		       const void *rec)
+{
+	uint64_t v;
+
+	(void)ctx;
+	memcpy(&v, rec, 8);
+	CHECK_EQ(v, it->key);
+	got[ngot].time = it->time;
+	got[ngot++].key = it->key;
+	return 0;
+}
+
+static void many_rings(const struct sp__mem *mem)
+{
+	struct sp__merge m;
+	uint64_t t[NR] = { 0 }, half = 0;
+	size_t r, i, n = 0, nhalf = 0;
+	unsigned seed = 7;
+
+	sp__merge_init(&m, mem);
+	for (i = 0; i < PER; i++)
+		for (r = 0; r < NR; r++) {
+			struct sp__merge_item it = { .type = 0, .pid = 1 };
+			struct sp__span s = { &it.key, 8 };
+
+			seed = seed * 1103515245u + 12345u;
+			t[r] += (seed >> 16) % 7; /* repeats: equal times */
+			it.time = t[r];
+			if ((seed >> 8) % 11 == 0 && it.time > 3)
+				it.time -= 3; /* a little out of order */
+			if (r == 5 && i == PER - 1)
+				it.time = 1; /* far back: the run is sorted */
+			it.key = sp__merge_key(r, i);
+			CHECK_OK(sp__merge_push(&m, &it, &s, 1));
+			want[n].time = it.time;
+			want[n++].key = it.key;
+		}
+	qsort(want, n, sizeof(want[0]), ref_cmp);
+	half = want[n / 2].time;
+	for (i = 0; i < n; i++)
+		nhalf += want[i].time <= half;
+	CHECK_OK(sp__merge_release(&m, half, collect_ref, NULL));
+	CHECK_EQ(ngot, nhalf);
+	CHECK_EQ(sp__merge_count(&m), n - nhalf);
+	CHECK_OK(sp__merge_release(&m, UINT64_MAX, collect_ref, NULL));
+	CHECK_EQ(ngot, n);
+	CHECK_EQ(sp__merge_count(&m), 0);
+	for (i = 0; i < n; i++) {
+		CHECK_EQ(got[i].time, want[i].time);
+		CHECK_EQ(got[i].key, want[i].key);
+	}
+	sp__merge_fini(&m);
 }
 
 int main(void)
@@ -60,5 +142,6 @@ int main(void)
 	CHECK_EQ(seen[5], 999);
 	CHECK_EQ(sp__merge_count(&m), 2); /* the failed one stays queued */
 	sp__merge_fini(&m);
+	many_rings(&mem);
 	return T_EXIT_PASS;
 }

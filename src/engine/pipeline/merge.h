@@ -10,18 +10,49 @@
 #include "mem.h"
 #include "vec.h"
 
+/** struct sp__merge_run is one ring's records, sorted by (time, key). */
+struct sp__merge_run {
+	struct sp__vec items; /* struct sp__merge_item */
+	size_t head;	      /* released before it (until compacted) */
+	bool unsorted;	      /* appended out of order: sort before merging */
+};
+
+/*
+ * struct sp__merge_node is a loser tree node: the head of one run, its
+ * order fields copied in so a comparison touches no run.
+ */
+struct sp__merge_node {
+	uint64_t time;
+	uint64_t key;
+	uint32_t leaf; /* index in @leaves; SP__MERGE_NONE: exhausted */
+};
+
+#define SP__MERGE_NONE UINT32_MAX
+
 /*
  * Each poll copies every ring's records into the queue, then releases, in
- * timestamp order, those not newer than the clock reading taken before the
- * drain (the watermark): anything older than it was already in some ring,
- * so nothing released later can be older. Newer records wait for the next
- * poll (or a forced release on flush).
+ * (time, key) order, those not newer than the clock reading taken before
+ * the drain (the watermark): anything older than it was already in some
+ * ring, so nothing released later can be older. Newer records wait for
+ * the next poll (or a forced release on flush).
+ *
+ * A ring holds its records in time order, so the queue keeps one sorted
+ * run per ring (the ring index is the key's high bits) and a release is a
+ * k-way merge of the runs' heads through a loser tree: log2(runs)
+ * comparisons per record, of (time, key) kept in the tree's nodes, instead
+ * of a sort of everything queued. A record older than the last of its run
+ * (a per-thread ring written from two CPUs) is inserted in place; a run
+ * out of order by more than a few records is sorted at the next release.
  */
 struct sp__merge {
 	const struct sp__mem *mem;
-	struct sp__vec items; /* struct sp__merge_item */
+	struct sp__vec runs;  /* struct sp__merge_run, by ring index */
 	struct sp__vec bytes; /* record copies, 8-byte aligned */
 	struct sp__vec spare; /* compaction target, swapped with bytes */
+	struct sp__vec tree;  /* struct sp__merge_node, the loser tree */
+	struct sp__vec leaves; /* struct sp__merge_run *: what a release merges */
+	size_t count; /* records in the runs (released ones until compacted) */
+	struct sp__merge_run none; /* always empty: the tree's padding leaves */
 };
 
 /*
@@ -99,5 +130,11 @@ size_t sp__merge_count(const struct sp__merge *m);
 
 /* Whether a record of process @pid is still queued. */
 bool sp__merge_has_pid(const struct sp__merge *m, int32_t pid);
+
+/*
+ * The smallest ring position (@pos) of a record of ring @ring still
+ * queued, SP__NO_HOLD when none is held (inline mode's ring consumption).
+ */
+uint64_t sp__merge_min_pos(const struct sp__merge *m, size_t ring);
 
 #endif /* SP_ENGINE_MERGE_H */

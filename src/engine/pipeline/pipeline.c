@@ -128,24 +128,12 @@ static void consume_rings(struct sp__pipeline *p)
 {
 	size_t nrings = sp__rings_count(p->rings), i;
 
-	for (i = 0; i < nrings; i++)
-		sp__rings_at(p->rings, i)->hold = UINT64_MAX;
-	for (i = 0; i < p->merge.items.len; i++) {
-		const struct sp__merge_item *it =
-			sp__vec_at(&p->merge.items, i);
-		size_t r = (size_t)(it->key >> 40);
-		struct sp__ring *ring;
-
-		if (it->pos == SP__NO_HOLD || r >= nrings)
-			continue; /* a copy, or not from a ring */
-		ring = sp__rings_at(p->rings, r);
-		if (it->pos < ring->hold)
-			ring->hold = it->pos;
-	}
 	for (i = 0; i < nrings; i++) {
 		struct sp__ring *ring = sp__rings_at(p->rings, i);
+		uint64_t hold = sp__merge_min_pos(&p->merge, i);
 
-		sp__ring_consume(ring, ring->hold);
+		ring->hold = hold; /* SP__NO_HOLD (UINT64_MAX): nothing held */
+		sp__ring_consume(ring, hold);
 	}
 }
 

@@ -174,13 +174,24 @@ static inline int sp__pipeline_job(struct sp__pipeline *p, struct sp__job **out)
 
 /*
  * A job's unwind counters join the pipeline's once it is written
- * (ops->write may unwind it again, replacing them).
+ * (ops->write may unwind it again, replacing them), and are cleared for
+ * the job's next use.
  */
 static inline void sp__pipeline_count(struct sp__pipeline *p,
 				      struct sp__job *job)
 {
-	sp_unwind_stats_add(&p->ustats, job->stats);
-	memset(job->stats, 0, sizeof(*job->stats));
+	struct sp_unwind_stats *st = job->stats;
+
+	if (job->stats_rare) {
+		sp_unwind_stats_add(&p->ustats, st);
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	/* Per sample: only these three are set (the worker checked). */
+	p->ustats.samples += st->samples;
+	p->ustats.frames += st->frames;
+	p->ustats.truncated += st->truncated;
+	st->samples = st->frames = st->truncated = 0;
 }
 
 /*

@@ -20,6 +20,7 @@
 
 #include "pool.h"
 #include "qsample.h"
+#include "stack_hash.h"
 #include "unwind_jit.h"
 
 #define NO_WAIT UINT64_MAX
@@ -53,6 +54,19 @@ static uint64_t wait_target(const struct sp__pool *p)
 	return job_done(p, end) ? p->head : end;
 }
 
+/* Whether any error or fallback was counted (most unwinds count none). */
+static bool stats_rare(const struct sp_unwind_stats *st)
+{
+	uint64_t any = 0;
+	size_t i;
+
+	for (i = 0; i < SP_SAMPLE_ERR_COUNT; i++)
+		any |= st->errors[i];
+	for (i = 0; i < SP_FALLBACK_COUNT; i++)
+		any |= st->fallbacks[i];
+	return any != 0;
+}
+
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 {
 	const struct sp__qsample *s = job->s;
@@ -68,6 +82,11 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 					    job->time, job->frames + job->nk,
 					    job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
+	job->stats_rare = stats_rare(job->stats);
+	/* The writer's memo key, while the frames are in this cache. */
+	job->hashed = job->n;
+	if (job->n)
+		sp__stack_hash(job->frames, job->n, job->hash);
 }
 
 static void run(struct sp__pool *p, uint64_t claim)
@@ -190,7 +209,7 @@ struct sp__job *sp__pool_reserve(struct sp__pool *p)
 	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
 
 	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
-	memset(&job->own, 0, sizeof(job->own));
+	/* @own is zero: calloc'd, and cleared when its last job was written. */
 	job->stats = &job->own;
 	job->block = NULL;
 	job->ver = NULL;

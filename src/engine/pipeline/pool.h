@@ -57,9 +57,18 @@ struct sp__job {
 	const struct sp_mapping *maps;
 	size_t nmaps;
 	struct sp_unwind_stats *stats; /* where the unwinder counts */
-	struct sp_unwind_stats own;    /* @stats in threaded mode */
-	struct sp_frame *frames;       /* @cap entries (sp__job_frames) */
+	/* Set by the unwind: an error or fallback counter of @stats is set. */
+	bool stats_rare;
+	struct sp_unwind_stats own; /* @stats in threaded mode */
+	struct sp_frame *frames;    /* @cap entries (sp__job_frames) */
 	size_t cap;
+	/*
+	 * sp__stack_hash() of frames [0, @hashed), computed by whoever
+	 * unwound the job (a worker), so that the writer need not walk the
+	 * frames again; @hashed 0: none.
+	 */
+	uint32_t hashed;
+	uint64_t hash[2];
 };
 
 /*
@@ -71,7 +80,7 @@ static inline size_t sp__job_frames(uint32_t max_depth)
 	return SP__KERNEL_FRAMES + (size_t)max_depth + 1;
 }
 
-/* Appends the user frames of @job (any thread). */
+/* Appends the user frames of @job and hashes them all (any thread). */
 void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
 
 /*

@@ -22,6 +22,7 @@
 #include "mver.h"
 #include "pipeline.h"
 #include "recorder_internal.h"
+#include "stack_hash.h"
 
 /* Appends kernel frames of the callchain; returns how many. */
 static size_t kernel_frames(struct sp_recorder *rec, const uint64_t *ips,
@@ -229,8 +230,13 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 		rec->sum.empty_stack_samples++;
 		return 0;
 	}
-	err = sp_writer_sample(rec->writer, job->time, job->pid, job->tid, f,
-			       n);
+	/* Hashed where it was unwound, unless the frames changed since. */
+	if (job->hashed == n)
+		err = sp__writer_sample_hashed(rec->writer, job->time, job->pid,
+					       job->tid, f, n, job->hash);
+	else
+		err = sp_writer_sample(rec->writer, job->time, job->pid,
+				       job->tid, f, n);
 	if (err == -EINVAL) {
 		/* A frame the writer rejects must not stall the queue. */
 		sp__log(rec->logger, SP_LOG_WARN,

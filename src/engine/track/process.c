@@ -535,8 +535,9 @@ int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
 			module_to_mapping(sp__vec_at(&proc->modules, i),
 					  sp__vec_at(&proc->maps, i));
 		proc->maps.len = proc->modules.len;
-		qsort(proc->maps.data, proc->maps.len,
-		      sizeof(struct sp_mapping), map_cmp);
+		if (proc->maps.len > 1) /* none: no array at all (NULL) */
+			qsort(proc->maps.data, proc->maps.len,
+			      sizeof(struct sp_mapping), map_cmp);
 		proc->maps_dirty = false;
 	}
 	*maps = proc->maps.data;
