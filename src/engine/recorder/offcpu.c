@@ -377,6 +377,32 @@ static void ledger_reset(struct sp__offcpu_span *s)
 	s->prev_end = 0;
 	s->on = 0;
 	s->on_after = 0;
+	s->nrecent = 0;
+}
+
+/* One more cpu-clock sample stamped @time after @s's switch-out. */
+static void after_add(struct sp__offcpu_span *s, uint64_t time)
+{
+	if (s->on_after == 0 || time < s->after_ns)
+		s->after_ns = time;
+	if (s->on_after < UINT32_MAX)
+		s->on_after++;
+}
+
+/*
+ * @s's span opens at @t_out: cpu-clock samples written before it but
+ * stamped after it (its switch-out sample was late) are not its run's.
+ */
+static void after_sort(struct sp__offcpu_span *s)
+{
+	uint32_t i, n = s->nrecent < 4 ? s->nrecent : 4;
+
+	for (i = 0; i < n; i++)
+		if (s->recent[i] > s->t_out && s->on) {
+			s->on--;
+			after_add(s, s->recent[i]);
+		}
+	s->nrecent = 0;
 }
 
 /* At most 2^60 ns (36 years): the ledger's sums cannot overflow. */
@@ -453,6 +479,7 @@ static uint64_t weigh(struct sp_recorder *rec, struct sp__offcpu_span *s,
 	/* samples stamped after the end (written early) are the next run's */
 	s->on = s->on_after;
 	s->on_after = 0;
+	s->nrecent = 0;
 	return (uint64_t)n;
 }
 
@@ -532,8 +559,9 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 		ledger_reset(s);
 	}
 	if (s->pid != job->pid) {
-		s->carry = 0; /* another thread now */
-		ledger_reset(s);
+		s->carry = 0; /* another thread now (0: its first span) */
+		if (s->pid != 0)
+			ledger_reset(s);
 	}
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
@@ -552,6 +580,7 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 	s->t_out = job->time;
 	s->leaf = leaf;
 	s->open = true;
+	after_sort(s);
 	rec->offcpu.nopen++;
 	return 0;
 }
@@ -655,12 +684,11 @@ void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid, uint64_t time)
 	if (!s)
 		return;
 	if (s->open && time > s->t_out) {
-		/* after the switch-out: the next run's, unless its span says */
-		if (s->on_after == 0)
-			s->after_ns = time;
-		if (s->on_after < UINT32_MAX)
-			s->on_after++;
+		after_add(s, time); /* the next run's, unless its span says */
 	} else if (s->on < UINT32_MAX) {
 		s->on++;
+		s->recent[s->nrecent % 4] = time; /* the last four kept */
+		if (s->nrecent < UINT32_MAX)
+			s->nrecent++;
 	}
 }

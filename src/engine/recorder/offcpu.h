@@ -79,9 +79,15 @@ struct sp__offcpu_span {
 	uint64_t prev_end;
 	uint32_t on;   /* cpu-clock samples written since @prev_end */
 	uint32_t leaf; /* stack node of the switch-out stack */
-	/* cpu-clock samples stamped after @t_out while open, the first's time */
+	/*
+	 * cpu-clock samples stamped after @t_out (written while open, or
+	 * before a late switch-out: @recent, the last few samples' times,
+	 * tells), and the earliest's time.
+	 */
 	uint32_t on_after;
 	uint64_t after_ns;
+	uint64_t recent[4];
+	uint32_t nrecent;
 	bool open; /* written side: the switch-out stack is in the spool */
 	/*
 	 * Applied side (records in time order, ahead of the writes in
