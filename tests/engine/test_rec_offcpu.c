@@ -158,12 +158,13 @@ static void check_wall(const char *kind, const char *const *calls)
 		double truth = t[k].waited_s / t[k].wall_s;
 
 		fprintf(stderr,
-			"%s tid %ld: wall %.3f s, samples %.3f s (on-CPU "
-			"%.3f s), cpu %.3f s; "
+			"%s tid %ld: wall %.4f s, samples %.3f s (short "
+			"%.2f ms; on-CPU %.3f s), cpu %.4f s; "
 			"waited %.1f %%, [off-cpu] %.1f %%, preempted %.1f %%; "
 			"%" PRIu64 " of %" PRIu64
 			" blocked samples name the call\n",
 			kind, t[k].tid, t[k].wall_s, total,
+			(t[k].wall_s - total) * 1e3,
 			(double)(t[k].samples - t[k].off - t[k].preempt) * ival,
 			t[k].cpu_s, truth * 100, share * 100,
 			100.0 * (double)t[k].preempt / (double)t[k].samples,
