@@ -218,9 +218,9 @@ enum sp_attach_outcome {
  *   @samples_synthesized: samples written for off-CPU spans (included in
  *   @samples); @switch_anomalies: spans dropped as inconsistent (ending
  *   before they start, a tid reused by another process).
- *   @switch_in_unmatched: switch-ins that no switch-out sample matched,
- *   even late (the thread was off the CPU when the recording began, or
- *   its switch-out sample was lost or throttled); @spans_cut_at_exit:
+ *   @switch_in_unmatched: switch-ins of a thread seen switching out
+ *   before that no switch-out sample matched, even late (it was lost or
+ *   throttled); @spans_cut_at_exit:
  *   spans cut at their thread's exit (in @switch_lost too);
  *   @spans_open_at_end: spans still open when the recording ended, cut
  *   there; @late_records: records applied after a newer one (committed

@@ -368,6 +368,19 @@ static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
 	replay_batch(threads, mode, min_us, 4, tid0, t, nt, t_end, sum);
 }
 
+/* "@what, threads N: name v, ..." on stderr. */
+static void print_counts(const char *what, uint32_t threads,
+			 const char *const *names, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	fprintf(stderr, "%s, threads %u:", what, threads);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", names[i],
+			(unsigned long long)v[i]);
+	fputc('\n', stderr);
+}
+
 static void replay(uint32_t threads)
 {
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
@@ -376,16 +389,20 @@ static void replay(uint32_t threads)
 
 	replay_count(threads, SP_PROFILE_OFF_CPU, 100, 100, t, 16,
 		     T0 + 100 * MS, &sum);
-	fprintf(stderr,
-		"threads %u: %llu samples, %llu synthesised, %llu spans, "
-		"%llu short, %llu lost, %llu anomalies, %llu switch records\n",
-		threads, (unsigned long long)sum.samples,
-		(unsigned long long)sum.samples_synthesized,
-		(unsigned long long)sum.off_cpu_spans,
-		(unsigned long long)sum.blocks_below_threshold,
-		(unsigned long long)sum.switch_lost,
-		(unsigned long long)sum.switch_anomalies,
-		(unsigned long long)sum.switch_events);
+	{
+		static const char *const names[] = {
+			"samples", "synthesised", "spans",	   "short",
+			"lost",	   "anomalies",	  "switch records"
+		};
+		const uint64_t v[] = {
+			sum.samples,	   sum.samples_synthesized,
+			sum.off_cpu_spans, sum.blocks_below_threshold,
+			sum.switch_lost,   sum.switch_anomalies,
+			sum.switch_events
+		};
+
+		print_counts("offcpu", threads, names, v, 7);
+	}
 	CHECK_EQ(sum.samples, sum.samples_synthesized);
 	CHECK_EQ(sum.samples, 30 + 5 + 2 + 3 + 7 + 1);
 	CHECK_EQ(sum.blocks_below_threshold, 1);
@@ -450,17 +467,22 @@ static void replay_late(uint32_t threads, uint32_t mode)
 			"%llu off-CPU samples\n",
 			mode, threads, 401 + k, (unsigned long long)t[k].on,
 			(unsigned long long)(t[k].blocked + t[k].preempted));
-	fprintf(stderr,
-		"late: %llu late records, %llu switch-ins unmatched, %llu "
-		"lost, %llu open at the end, clipped %llu unsampled %llu "
-		"oversampled %llu ns\n",
-		(unsigned long long)sum.late_records,
-		(unsigned long long)sum.switch_in_unmatched,
-		(unsigned long long)sum.switch_lost,
-		(unsigned long long)sum.spans_open_at_end,
-		(unsigned long long)sum.wall_clipped_ns,
-		(unsigned long long)sum.wall_unsampled_ns,
-		(unsigned long long)sum.wall_oversampled_ns);
+	{
+		static const char *const names[] = {
+			"late records",	 "switch-ins unmatched",
+			"lost",		 "open at the end",
+			"clipped ns",	 "unsampled ns",
+			"oversampled ns"
+		};
+		const uint64_t v[] = {
+			sum.late_records,	sum.switch_in_unmatched,
+			sum.switch_lost,	sum.spans_open_at_end,
+			sum.wall_clipped_ns,	sum.wall_unsampled_ns,
+			sum.wall_oversampled_ns
+		};
+
+		print_counts("late", threads, names, v, 7);
+	}
 	CHECK_EQ(t[0].blocked, 20);
 	CHECK_EQ(t[1].blocked, 5);
 	CHECK_EQ(t[2].blocked, 10);

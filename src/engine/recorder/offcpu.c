@@ -180,6 +180,24 @@ static int dispatch(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 }
 
 /*
+ * A switch-in of @s found no span: counted when the thread was seen
+ * switching out before (in system mode every task's switch-ins are
+ * read, most of processes not sampled), undone if a late one matches.
+ */
+static void unmatched(struct sp_recorder *rec, struct sp__offcpu_span *s)
+{
+	s->in_counted = s->ever_armed;
+	rec->sum.switch_in_unmatched += s->ever_armed;
+}
+
+static void unmatched_undo(struct sp_recorder *rec, struct sp__offcpu_span *s)
+{
+	if (s->in_counted && rec->sum.switch_in_unmatched)
+		rec->sum.switch_in_unmatched--;
+	s->in_counted = false;
+}
+
+/*
  * Ends @s's armed span at its pending switch-in @in_ns, from the
  * SWITCH_OUT record's time @out (0: unknown): a late span (offcpu.c).
  */
@@ -191,8 +209,7 @@ static int close_late(struct sp_recorder *rec, struct sp__offcpu_span *s,
 	s->out_fresh = false;
 	s->armed = false;
 	rec->offcpu.narmed--;
-	if (rec->sum.switch_in_unmatched)
-		rec->sum.switch_in_unmatched--; /* matched after all */
+	unmatched_undo(rec, s); /* matched after all */
 	if (out >= (1ull << 63))
 		out = 0; /* cannot be carried: the sample's time then */
 	return dispatch(rec, SP__JOB_SWITCH_IN, s->in_pid, s->tid, s->in_ns,
@@ -233,10 +250,8 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	 * span armed: a late switch-out sample may still match it.
 	 */
 	s = span_of(rec, sw.id.tid, true);
-	if (!s) {
-		rec->sum.switch_in_unmatched += !sw.out;
+	if (!s)
 		return sw.out ? -ENOMEM : 0;
-	}
 	if (sw.out) {
 		/* a later switch-out's: the late span's own never came */
 		if (s->close_pending &&
@@ -268,7 +283,7 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	s->in_pid = sw.id.pid;
 	if (!s->armed) {
 		/* not switched out under our eyes, or its sample is late */
-		rec->sum.switch_in_unmatched++;
+		unmatched(rec, s);
 		s->in_pending = true;
 		return 0;
 	}
@@ -292,6 +307,7 @@ int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid, uint64_t time)
 	if (!s->armed)
 		rec->offcpu.narmed++;
 	s->armed = true;
+	s->ever_armed = true;
 	s->arm_ns = time;
 	return 0;
 }
@@ -662,8 +678,7 @@ int sp__offcpu_finish(struct sp_recorder *rec, uint64_t now)
 		if (s->close_pending) {
 			/* late, its switch-in seen: it ended there */
 			s->close_pending = false;
-			if (rec->sum.switch_in_unmatched)
-				rec->sum.switch_in_unmatched--;
+			unmatched_undo(rec, s);
 			e = span_end(rec, s, 0, s->in_ns, false);
 		} else {
 			rec->sum.spans_open_at_end++;

@@ -99,6 +99,8 @@ struct sp__offcpu_span {
 	bool out_fresh;	    /* that record came since the last switch-in */
 	bool in_pending;    /* the last switch-in found no armed span */
 	bool close_pending; /* armed, late: ends at @in_ns (offcpu.c) */
+	bool ever_armed;    /* a switch-out sample of it was seen */
+	bool in_counted;    /* @in_pending is in switch_in_unmatched */
 	int32_t in_pid;	    /* the last switch-in's pid */
 	uint64_t arm_ns;    /* the armed switch-out sample's time */
 	uint64_t out_ns;    /* the last SWITCH_OUT record's time */
