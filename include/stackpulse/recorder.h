@@ -218,6 +218,23 @@ enum sp_attach_outcome {
  *   @samples_synthesized: samples written for off-CPU spans (included in
  *   @samples); @switch_anomalies: spans dropped as inconsistent (ending
  *   before they start, a tid reused by another process).
+ *   @switch_in_unmatched: switch-ins of a thread seen switching out
+ *   before that no switch-out sample matched, even late (it was lost or
+ *   throttled); @spans_cut_at_exit:
+ *   spans cut at their thread's exit (in @switch_lost too);
+ *   @spans_open_at_end: spans still open when the recording ended, cut
+ *   there; @late_records: records applied after a newer one (committed
+ *   to their ring after a drain had passed their time; their spans are
+ *   still matched by their own times).
+ * Wall mode (docs/explanation/off-cpu.md, "the ledger"):
+ *   @wall_clipped_ns: off-CPU time not weighed because the thread's
+ *   cpu-clock samples already stood for more than its runs;
+ *   @wall_unsampled_ns: time a thread ran with no cpu-clock sample to
+ *   show for it, beyond one interval (throttling, a late or coalesced
+ *   timer): missing from the profile; @wall_oversampled_ns: cpu-clock
+ *   samples beyond the runs they fell in, after @wall_clipped_ns.
+ * @throttle_events: PERF_RECORD_THROTTLE records (the kernel stopped an
+ *   event for exceeding its sample rate; in every mode).
  */
 struct sp_recording_summary {
 	size_t size;
@@ -247,6 +264,14 @@ struct sp_recording_summary {
 	uint64_t blocks_below_threshold;
 	uint64_t samples_synthesized;
 	uint64_t switch_anomalies;
+	uint64_t switch_in_unmatched;
+	uint64_t spans_cut_at_exit;
+	uint64_t spans_open_at_end;
+	uint64_t late_records;
+	uint64_t wall_clipped_ns;
+	uint64_t wall_unsampled_ns;
+	uint64_t wall_oversampled_ns;
+	uint64_t throttle_events;
 };
 
 /** struct sp_poll_summary is what one poll did. */

@@ -42,6 +42,24 @@
  *            (whose last record is at 200     loss began, before it (the
  *            ms), then 8 cpu-clock samples    LOST at 211 ms made it 10)
  *            on CPU 0
+ *
+ * Late records, on a third fixture with a ring per CPU: a switch-out
+ * sample and its SWITCH_OUT record committed to their ring after a drain
+ * had passed their time (fed 1.7 ms late), so the thread's switch-in on
+ * the other CPU, and its next cpu-clock sample, are applied first:
+ *
+ *   tid 401  20 cycles of 2 ms: 1 ms on CPU    20 on-CPU and 20 off-CPU
+ *            a (one cpu-clock sample), then   (20 ms off the CPU: each
+ *            1 ms off, its switch-out late;   span ends at its own
+ *            back on CPU 1 - a                switch-in, not the next)
+ *   tid 402  blocked 5 ms, its switch-out      5 off-CPU, from the sample
+ *            sample late and no SWITCH_OUT     to its switch-in (cut at
+ *            record; back on the other CPU     the end it would be 15)
+ *            and runs on to the end
+ *   tid 403  10 cycles of 4 ms: 3 ms on (3     30 on-CPU and 10 off-CPU:
+ *            cpu-clock samples), 1 ms off,    the samples of the next
+ *            its switch-out 3.9 ms late       run, written before the
+ *                                             span, count for that run
  */
 #include <string.h>
 #include <unistd.h>
@@ -64,13 +82,16 @@
 static struct sp__mem mem;
 static struct sp__vec fix;
 static uint64_t st;
-static uint32_t cpu; /* of the records put next (their ring's) */
+static uint32_t cpu;	    /* of the records put next (their ring's) */
+static uint32_t nrings = 1; /* 1: all in ring 0, else ring @cpu */
+static uint32_t late;	    /* ns after their time the next records show */
 
 static void put(const void *r)
 {
 	const struct perf_event_header *h = r;
 
-	CHECK_OK(sp__fixture_put_record(&fix, &mem, 0, r, h->size));
+	CHECK_OK(sp__fixture_put_record_late(&fix, &mem, nrings > 1 ? cpu : 0,
+					     late, r, h->size));
 }
 
 /* The sample_id_all trailer: tid, time, cpu, identifier. */
@@ -162,7 +183,7 @@ static void header(void)
 	memset(&cfg, 0, sizeof(cfg));
 	st = sp__perf_sample_type(&cfg);
 	memset(&hdr, 0, sizeof(hdr));
-	hdr.nrings = 1;
+	hdr.nrings = nrings;
 	hdr.sample_type = st;
 	hdr.stack_size = 8;
 	CHECK_OK(sp__fixture_put_header(&fix, &mem, &hdr));
@@ -228,6 +249,52 @@ static void build_wall(void)
 	cpu = 0;
 }
 
+/* The late fixture: tids 401 and 402 over two rings (see the top). */
+static void build_late(void)
+{
+	uint64_t k, b;
+
+	nrings = 2;
+	header();
+	for (k = 0; k < 20; k++) {
+		b = T0 + k * 2 * MS;
+		cpu = (uint32_t)(k % 2);
+		sample_of(PID, 401, b + MS / 2, MS);
+		late = 1700000;
+		sample(PID, 401, b + MS - 2000);
+		sw(PID, 401, b + MS, PERF_RECORD_MISC_SWITCH_OUT);
+		late = 0;
+		cpu = 1 - cpu;
+		sw(PID, 401, b + 2 * MS, 0);
+	}
+	b = T0 + 50 * MS;
+	cpu = 0;
+	sample_of(PID, 402, b - MS / 2, MS);
+	late = 6000000;
+	sample(PID, 402, b);
+	late = 0;
+	cpu = 1;
+	sw(PID, 402, b + 5 * MS, 0);
+	for (k = 6; k < 10; k++)
+		sample_of(PID, 402, b + k * MS, MS);
+	for (k = 0; k < 10; k++) {
+		uint64_t j;
+
+		b = T0 + 60 * MS + k * 4 * MS;
+		cpu = (uint32_t)(k % 2);
+		for (j = 0; j < 3; j++)
+			sample_of(PID, 403, b + j * MS + MS / 2, MS);
+		late = 3900000;
+		sample(PID, 403, b + 3 * MS - 2000);
+		sw(PID, 403, b + 3 * MS, PERF_RECORD_MISC_SWITCH_OUT);
+		late = 0;
+		cpu = 1 - cpu;
+		sw(PID, 403, b + 4 * MS, 0);
+	}
+	nrings = 1;
+	cpu = 0;
+}
+
 /** struct tally is one thread's samples, by how they end. */
 struct tally {
 	uint64_t on; /* on the CPU: no pseudo-frame */
@@ -240,8 +307,8 @@ struct tally {
  * threads, and counts the samples of tids [@tid0, @tid0 + @nt), the only
  * ones, each stamped in [T0, @t_end).
  */
-static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
-			 int32_t tid0, struct tally *t, size_t nt,
+static void replay_batch(uint32_t threads, uint32_t mode, uint32_t min_us,
+			 size_t batch, int32_t tid0, struct tally *t, size_t nt,
 			 uint64_t t_end, struct sp_recording_summary *sum)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
@@ -260,7 +327,7 @@ static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
 		 (int)getpid(), mode, threads);
 	CHECK_OK(sp_recorder_open(path, &o, &rec));
 	CHECK_OK(sp__replay_open(rec, fix.data, fix.len, 0, &rp));
-	CHECK_OK(sp__replay_run(rp, 4, NULL));
+	CHECK_OK(sp__replay_run(rp, batch, NULL));
 	CHECK_OK(sp_recorder_finish(rec));
 	sp_recorder_summary(rec, sum);
 	sp_recorder_close(rec);
@@ -294,6 +361,26 @@ static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
 	unlink(path);
 }
 
+static void replay_count(uint32_t threads, uint32_t mode, uint32_t min_us,
+			 int32_t tid0, struct tally *t, size_t nt,
+			 uint64_t t_end, struct sp_recording_summary *sum)
+{
+	replay_batch(threads, mode, min_us, 4, tid0, t, nt, t_end, sum);
+}
+
+/* "@what, threads N: name v, ..." on stderr. */
+static void print_counts(const char *what, uint32_t threads,
+			 const char *const *names, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	fprintf(stderr, "%s, threads %u:", what, threads);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", names[i],
+			(unsigned long long)v[i]);
+	fputc('\n', stderr);
+}
+
 static void replay(uint32_t threads)
 {
 	struct sp_recording_summary sum = { .size = sizeof(sum) };
@@ -302,16 +389,20 @@ static void replay(uint32_t threads)
 
 	replay_count(threads, SP_PROFILE_OFF_CPU, 100, 100, t, 16,
 		     T0 + 100 * MS, &sum);
-	fprintf(stderr,
-		"threads %u: %llu samples, %llu synthesised, %llu spans, "
-		"%llu short, %llu lost, %llu anomalies, %llu switch records\n",
-		threads, (unsigned long long)sum.samples,
-		(unsigned long long)sum.samples_synthesized,
-		(unsigned long long)sum.off_cpu_spans,
-		(unsigned long long)sum.blocks_below_threshold,
-		(unsigned long long)sum.switch_lost,
-		(unsigned long long)sum.switch_anomalies,
-		(unsigned long long)sum.switch_events);
+	{
+		static const char *const names[] = {
+			"samples", "synthesised", "spans",	   "short",
+			"lost",	   "anomalies",	  "switch records"
+		};
+		const uint64_t v[] = {
+			sum.samples,	   sum.samples_synthesized,
+			sum.off_cpu_spans, sum.blocks_below_threshold,
+			sum.switch_lost,   sum.switch_anomalies,
+			sum.switch_events
+		};
+
+		print_counts("offcpu", threads, names, v, 7);
+	}
 	CHECK_EQ(sum.samples, sum.samples_synthesized);
 	CHECK_EQ(sum.samples, 30 + 5 + 2 + 3 + 7 + 1);
 	CHECK_EQ(sum.blocks_below_threshold, 1);
@@ -359,6 +450,57 @@ static void replay_wall(uint32_t threads)
 	CHECK_EQ(sum.switch_lost, 1); /* 303's */
 }
 
+/*
+ * The late fixture, a record per batch (each released before the next is
+ * fed): every thread's off-CPU time is its truth, 20 and 5 ms.
+ */
+static void replay_late(uint32_t threads, uint32_t mode)
+{
+	struct sp_recording_summary sum = { .size = sizeof(sum) };
+	struct tally t[3];
+	size_t k;
+
+	replay_batch(threads, mode, 0, 1, 401, t, 3, T0 + 100 * MS, &sum);
+	for (k = 0; k < 3; k++)
+		fprintf(stderr,
+			"late, mode %u, threads %u: tid %zu: %llu on-CPU, "
+			"%llu off-CPU samples\n",
+			mode, threads, 401 + k, (unsigned long long)t[k].on,
+			(unsigned long long)(t[k].blocked + t[k].preempted));
+	{
+		static const char *const names[] = {
+			"late records",	 "switch-ins unmatched",
+			"lost",		 "open at the end",
+			"clipped ns",	 "unsampled ns",
+			"oversampled ns"
+		};
+		const uint64_t v[] = {
+			sum.late_records,	sum.switch_in_unmatched,
+			sum.switch_lost,	sum.spans_open_at_end,
+			sum.wall_clipped_ns,	sum.wall_unsampled_ns,
+			sum.wall_oversampled_ns
+		};
+
+		print_counts("late", threads, names, v, 7);
+	}
+	CHECK_EQ(t[0].blocked, 20);
+	CHECK_EQ(t[1].blocked, 5);
+	CHECK_EQ(t[2].blocked, 10);
+	CHECK_EQ(t[0].preempted + t[1].preempted + t[2].preempted, 0);
+	if (mode == SP_PROFILE_WALL) {
+		CHECK_EQ(t[0].on, 20);
+		CHECK_EQ(t[1].on, 5);
+		CHECK_EQ(t[2].on, 30);
+		CHECK_EQ(sum.wall_clipped_ns, 0);
+		CHECK_EQ(sum.wall_unsampled_ns, 0);
+		CHECK_EQ(sum.wall_oversampled_ns, 0);
+	}
+	CHECK_EQ(sum.late_records, 20 * 2 + 1 + 10 * 2);
+	CHECK_EQ(sum.switch_in_unmatched, 0);
+	CHECK_EQ(sum.switch_lost, 0);
+	CHECK_EQ(sum.spans_open_at_end, 0);
+}
+
 int main(void)
 {
 	sp__mem_init(&mem, NULL);
@@ -370,6 +512,12 @@ int main(void)
 	build_wall();
 	replay_wall(0);
 	replay_wall(2);
+	fix.len = 0;
+	build_late();
+	replay_late(0, SP_PROFILE_WALL);
+	replay_late(2, SP_PROFILE_WALL);
+	replay_late(0, SP_PROFILE_OFF_CPU);
+	replay_late(2, SP_PROFILE_OFF_CPU);
 	sp__vec_fini(&fix, &mem);
 	return T_EXIT_PASS;
 }

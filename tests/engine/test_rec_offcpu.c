@@ -137,6 +137,19 @@ static void check_wall(const char *kind, const char *const *calls)
 	record(kind, SP_PROFILE_WALL, &run, t, &nt);
 	ival = (double)sp_spool_sample_interval_us(run.defs) * 1e-6;
 	count(&run, t, nt, calls);
+	/* What may explain a total short of (or over) its wall time. */
+	fprintf(stderr,
+		"%s: %" PRIu64 " switch records, %" PRIu64 " lost, %" PRIu64
+		" spans cut; switch-ins unmatched %" PRIu64
+		", late records %" PRIu64 ", throttled %" PRIu64
+		"; ledger: clipped %.3f ms, unsampled "
+		"%.3f ms, oversampled %.3f ms\n",
+		kind, run.summary.switch_events, run.summary.lost_events,
+		run.summary.switch_lost, run.summary.switch_in_unmatched,
+		run.summary.late_records, run.summary.throttle_events,
+		(double)run.summary.wall_clipped_ns * 1e-6,
+		(double)run.summary.wall_unsampled_ns * 1e-6,
+		(double)run.summary.wall_oversampled_ns * 1e-6);
 	CHECK(run.summary.samples_synthesized > 0);
 	CHECK(run.summary.switch_events > 0);
 	for (k = 0; k < nt; k++) {
@@ -145,12 +158,15 @@ static void check_wall(const char *kind, const char *const *calls)
 		double truth = t[k].waited_s / t[k].wall_s;
 
 		fprintf(stderr,
-			"%s tid %ld: wall %.3f s, samples %.3f s, cpu %.3f s; "
+			"%s tid %ld: wall %.4f s, samples %.3f s (short "
+			"%.2f ms; on-CPU %.3f s), cpu %.4f s; "
 			"waited %.1f %%, [off-cpu] %.1f %%, preempted %.1f %%; "
 			"%" PRIu64 " of %" PRIu64
 			" blocked samples name the call\n",
-			kind, t[k].tid, t[k].wall_s, total, t[k].cpu_s,
-			truth * 100, share * 100,
+			kind, t[k].tid, t[k].wall_s, total,
+			(t[k].wall_s - total) * 1e3,
+			(double)(t[k].samples - t[k].off - t[k].preempt) * ival,
+			t[k].cpu_s, truth * 100, share * 100,
 			100.0 * (double)t[k].preempt / (double)t[k].samples,
 			t[k].named, t[k].off);
 		double all = (double)(t[k].off + t[k].preempt) /

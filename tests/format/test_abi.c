@@ -44,7 +44,7 @@ _Static_assert(offsetof(struct sp_recorder_opts, jit_dir) == 72,
 _Static_assert(offsetof(struct sp_recorder_opts, system) == 80,
 	       "sp_recorder_opts");
 _Static_assert(sizeof(struct sp_system_opts) == 56, "sp_system_opts");
-_Static_assert(sizeof(struct sp_recording_summary) == 424,
+_Static_assert(sizeof(struct sp_recording_summary) == 488,
 	       "sp_recording_summary");
 _Static_assert(offsetof(struct sp_recording_summary, size) == 0,
 	       "sized output first");
@@ -55,6 +55,12 @@ _Static_assert(offsetof(struct sp_recording_summary, truncation_reasons) == 288,
 _Static_assert(offsetof(struct sp_recording_summary, jit_maps_failed) == 368,
 	       "sp_recording_summary");
 _Static_assert(offsetof(struct sp_recording_summary, switch_events) == 376,
+	       "sp_recording_summary");
+/* Appended by the off-CPU follow-up of issue 16: older callers keep theirs. */
+_Static_assert(offsetof(struct sp_recording_summary, switch_in_unmatched) ==
+		       424,
+	       "sp_recording_summary");
+_Static_assert(offsetof(struct sp_recording_summary, throttle_events) == 480,
 	       "sp_recording_summary");
 _Static_assert(sizeof(struct sp_pipeline_stats) == 48, "sp_pipeline_stats");
 /* One register set for every architecture: the indices change meaning. */

@@ -89,12 +89,19 @@ int sp__fixture_put_module(struct sp__vec *out, const struct sp__mem *mem,
 			 m->path_len);
 }
 
+int sp__fixture_put_record_late(struct sp__vec *out, const struct sp__mem *mem,
+				uint32_t ring, uint32_t late, const void *rec,
+				size_t len)
+{
+	uint32_t b[2] = { ring, late };
+
+	return put_entry(out, mem, SP__FIX_RECORD, b, sizeof(b), rec, len);
+}
+
 int sp__fixture_put_record(struct sp__vec *out, const struct sp__mem *mem,
 			   uint32_t ring, const void *rec, size_t len)
 {
-	uint32_t b[2] = { ring, 0 };
-
-	return put_entry(out, mem, SP__FIX_RECORD, b, sizeof(b), rec, len);
+	return sp__fixture_put_record_late(out, mem, ring, 0, rec, len);
 }
 
 int sp__fixture_header(const void *data, size_t size, struct sp__fixture_hdr *h,
@@ -147,6 +154,7 @@ static int parse_record(const unsigned char *p, uint32_t len, uint32_t nrings,
 	if (len < 8 + sizeof(h))
 		return SP_ECORRUPT;
 	memcpy(&e->ring, p, 4);
+	memcpy(&e->late, p + 4, 4);
 	memcpy(&h, p + 8, sizeof(h));
 	if (e->ring >= nrings || h.size != len - 8 || (h.size & 7))
 		return SP_ECORRUPT;

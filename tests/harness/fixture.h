@@ -23,7 +23,12 @@
  *     PROC   (1): i32 pid, u32 0, u64 starttime
  *     MODULE (2): i32 pid, u32 path bytes, u64 start, end, offset, inode,
  *                 inode_generation, u32 dev_major, u32 dev_minor, path
- *     RECORD (3): u32 ring, u32 0, the perf record (header.size bytes)
+ *     RECORD (3): u32 ring, u32 late, the perf record (header.size bytes)
+ *
+ * A record's @late (0 in captures) is how many ns after its own timestamp
+ * it became visible in its ring (a sample whose stack copy outlasted a
+ * drain): replay feeds it that much later, so it can reach the recorder
+ * after newer records of other rings were released.
  *
  * Files are input like any other: the parser checks every length and
  * rejects what does not add up with SP_ECORRUPT.
@@ -46,6 +51,7 @@ struct sp__fix_entry {
 	uint64_t starttime;	 /* PROC */
 	struct sp__map_desc map; /* MODULE (path not NUL-terminated) */
 	uint32_t ring;		 /* RECORD */
+	uint32_t late;		 /* RECORD: ns after its timestamp */
 	const void *record;	 /* RECORD */
 	size_t record_len;	 /* RECORD */
 };
@@ -59,6 +65,10 @@ int sp__fixture_put_module(struct sp__vec *out, const struct sp__mem *mem,
 			   int32_t pid, const struct sp__map_desc *m);
 int sp__fixture_put_record(struct sp__vec *out, const struct sp__mem *mem,
 			   uint32_t ring, const void *rec, size_t len);
+/* A record that became visible @late ns after its timestamp. */
+int sp__fixture_put_record_late(struct sp__vec *out, const struct sp__mem *mem,
+				uint32_t ring, uint32_t late, const void *rec,
+				size_t len);
 
 /* Reading: checks the header; *@off is set to the first entry. */
 int sp__fixture_header(const void *data, size_t size, struct sp__fixture_hdr *h,

@@ -307,8 +307,10 @@ static int load_entries(struct sp__replay *rp, size_t size, size_t off)
 			it->off = (size_t)((const unsigned char *)e.record -
 					   rp->data);
 			it->len = (uint32_t)e.record_len;
+			/* fed when it became visible (fixture.h) */
 			it->time = record_time(rp, e.record, e.record_len,
-					       &it->sample);
+					       &it->sample) +
+				   e.late;
 			rp->nitems++;
 		}
 	}

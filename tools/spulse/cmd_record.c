@@ -691,6 +691,26 @@ static void print_counts(const char *label, const char *const *names,
 		fputc('\n', stderr);
 }
 
+/*
+ * The counters that say where off-CPU or wall time may be short or
+ * long (docs/explanation/off-cpu.md), the non-zero ones; throttling in
+ * any mode.
+ */
+static void print_accounting(const struct sp_recording_summary *s)
+{
+	static const char *const names[] = {
+		"switch_in_unmatched", "spans_cut_at_exit", "spans_open_at_end",
+		"late_records",	       "wall_clipped_ns",   "wall_unsampled_ns",
+		"wall_oversampled_ns", "throttle_events"
+	};
+	const uint64_t v[] = { s->switch_in_unmatched, s->spans_cut_at_exit,
+			       s->spans_open_at_end,   s->late_records,
+			       s->wall_clipped_ns,     s->wall_unsampled_ns,
+			       s->wall_oversampled_ns, s->throttle_events };
+
+	print_counts("  accounting:", names, v, sizeof(v) / sizeof(v[0]));
+}
+
 /* "  2.01 s, 1.2 MiB, 412.3 bytes/sample" (file size after finishing). */
 static void print_size(const struct record_state *st, const char *out,
 		       uint64_t samples)
@@ -799,6 +819,7 @@ static void print_summary(const struct record_state *st, const char *out)
 			s.switch_events, s.off_cpu_spans, s.samples_synthesized,
 			s.blocks_below_threshold, s.switch_lost,
 			s.switch_anomalies);
+	print_accounting(&s);
 	print_jit(st);
 	print_size(st, out, s.samples);
 	if (s.jit_maps_kept || s.jit_maps_failed)

@@ -2,8 +2,8 @@
 /* Turning the records of one perf ring into queued, ordered records. */
 
 /*
- * Only records that carry state or samples are kept; THROTTLE and the
- * like are dropped here. A sample the parser rejects is counted as seen
+ * Only records that carry state, samples or counts are kept (THROTTLE
+ * and UNTHROTTLE for the summary); the like of ITRACE are dropped here. A sample the parser rejects is counted as seen
  * but unusable. Every record read takes the next position of its ring's
  * sequence, which breaks timestamp ties deterministically.
  */
@@ -92,6 +92,8 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
 		if (sp__perf_parse_id(r, len, d->sample_type, &id)) {
 			err = 0; /* unusable: dropped */
 			break;
@@ -101,7 +103,7 @@ static int on_record_at(void *ctx, const struct sp__ring *ring, const void *r,
 		err = d->push(d->ctx, &it, &span, 1);
 		break;
 	default:
-		err = 0; /* THROTTLE/UNTHROTTLE and others carry no state */
+		err = 0; /* the others carry nothing we use */
 		break;
 	}
 	if (err) {

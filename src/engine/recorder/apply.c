@@ -252,6 +252,9 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 		if (!sp__perf_parse_lost_samples(data, len, &lost))
 			apply_lost(rec, lost, false);
 		return 0;
+	case PERF_RECORD_THROTTLE:
+		rec->sum.throttle_events++; /* samples were not taken */
+		return 0;
 	default:
 		return 0;
 	}

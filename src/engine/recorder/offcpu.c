@@ -22,6 +22,15 @@
  * A switch-in's job carries the time of the SWITCH_OUT record seen since
  * the thread's last switch-in (ip = out << 1 | preempted; 0: none): the
  * span starts there when it lies between the sample and the end.
+ *
+ * Late records (offcpu.h): a switch-in applied before the switch-out
+ * sample it ends is kept; when that sample comes, older than it, the span
+ * ends there, as soon as its SWITCH_OUT record (or, failing that, the
+ * thread's next record of any kind) is applied:
+ *
+ *   in order      sample(t1) OUT(t2) ...  IN(t3)    span [t2, t3)
+ *   late          IN(t3) ... sample(t1) OUT(t2)     span [t2, t3)
+ *   late, no OUT  IN(t3) ... sample(t1) ...         span [t1, t3)
  */
 #include <errno.h>
 #include <string.h>
@@ -96,7 +105,13 @@ void sp__offcpu_note(struct sp_recorder *rec, uint32_t cpu, uint64_t time)
 	struct sp__vec *v = &rec->offcpu.cpu_last;
 	uint64_t zero = 0;
 
-	if (rec->offcpu.mode == SP_PROFILE_CPU || cpu >= SP__OFFCPU_CPUS)
+	if (rec->offcpu.mode == SP_PROFILE_CPU)
+		return;
+	if (time < rec->offcpu.newest)
+		rec->sum.late_records++;
+	else
+		rec->offcpu.newest = time;
+	if (cpu >= SP__OFFCPU_CPUS)
 		return;
 	/* Grows once per CPU seen, never on later records. */
 	while (v->len <= cpu)
@@ -164,6 +179,55 @@ static int dispatch(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 	return sp__pipeline_submit(rec->pipe, job);
 }
 
+/*
+ * A switch-in of @s found no span: counted when the thread was seen
+ * switching out before (in system mode every task's switch-ins are
+ * read, most of processes not sampled), undone if a late one matches.
+ */
+static void unmatched(struct sp_recorder *rec, struct sp__offcpu_span *s)
+{
+	s->in_counted = s->ever_armed;
+	rec->sum.switch_in_unmatched += s->ever_armed;
+}
+
+static void unmatched_undo(struct sp_recorder *rec, struct sp__offcpu_span *s)
+{
+	if (s->in_counted && rec->sum.switch_in_unmatched)
+		rec->sum.switch_in_unmatched--;
+	s->in_counted = false;
+}
+
+/*
+ * Ends @s's armed span at its pending switch-in @in_ns, from the
+ * SWITCH_OUT record's time @out (0: unknown): a late span (offcpu.c).
+ */
+static int close_late(struct sp_recorder *rec, struct sp__offcpu_span *s,
+		      uint64_t out, bool preempt)
+{
+	s->close_pending = false;
+	s->in_pending = false;
+	s->out_fresh = false;
+	s->armed = false;
+	rec->offcpu.narmed--;
+	unmatched_undo(rec, s); /* matched after all */
+	if (out >= (1ull << 63))
+		out = 0; /* cannot be carried: the sample's time then */
+	return dispatch(rec, SP__JOB_SWITCH_IN, s->in_pid, s->tid, s->in_ns,
+			out << 1 | (out && preempt));
+}
+
+/* A late span whose SWITCH_OUT record never came ends without it. */
+static int settle(struct sp_recorder *rec, struct sp__offcpu_span *s)
+{
+	return s->close_pending ? close_late(rec, s, 0, false) : 0;
+}
+
+/* Whether @s's last SWITCH_OUT record belongs to a span ending at @end. */
+static bool out_fits(const struct sp__offcpu_span *s, uint64_t end)
+{
+	return s->out_fresh && s->out_ns >= s->arm_ns && s->out_ns <= end;
+}
+
 int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 			    const void *data, size_t len)
 {
@@ -171,6 +235,7 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	struct sp__offcpu_span *s;
 	uint64_t out;
 	bool preempt;
+	int err;
 
 	if (rec->offcpu.mode == SP_PROFILE_CPU ||
 	    sp__perf_parse_switch(data, len, type, rec->rings.sample_type,
@@ -181,42 +246,94 @@ int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 	/*
 	 * The record and the sample of one switch may come in either order
 	 * (equal times): how it left is the SWITCH_OUT seen since the last
-	 * switch-in, whichever came first.
+	 * switch-in, whichever came first. A switch-in is kept even with no
+	 * span armed: a late switch-out sample may still match it.
 	 */
-	s = span_of(rec, sw.id.tid, sw.out);
+	s = span_of(rec, sw.id.tid, true);
 	if (!s)
 		return sw.out ? -ENOMEM : 0;
 	if (sw.out) {
+		/* a later switch-out's: the late span's own never came */
+		if (s->close_pending &&
+		    (sw.id.time < s->arm_ns || sw.id.time > s->in_ns)) {
+			err = settle(rec, s);
+			if (err)
+				return err;
+		}
 		s->preempt = sw.preempt;
 		s->out_ns = sw.id.time;
+		s->out_fresh = true;
+		if (s->close_pending)
+			return close_late(rec, s, s->out_ns, s->preempt);
 		return 0;
 	}
-	/* (a time beyond 2^63 ns cannot be carried: the sample's then) */
-	out = s->out_ns >= s->in_ns && s->out_ns < (1ull << 63) ? s->out_ns : 0;
-	preempt = s->preempt && s->out_ns >= s->in_ns;
+	err = settle(rec, s);
+	if (err)
+		return err;
+	if (s->armed && sw.id.time < s->arm_ns) {
+		/* older than the armed switch-out: the span it ended is gone */
+		rec->sum.switch_in_unmatched++;
+		return 0;
+	}
+	out = out_fits(s, sw.id.time) && s->out_ns < (1ull << 63) ? s->out_ns :
+								    0;
+	preempt = s->out_fresh && s->preempt;
+	s->out_fresh = false;
 	s->in_ns = sw.id.time;
-	if (!s->armed)
-		return 0; /* not switched out under our eyes */
+	s->in_pid = sw.id.pid;
+	if (!s->armed) {
+		/* not switched out under our eyes, or its sample is late */
+		unmatched(rec, s);
+		s->in_pending = true;
+		return 0;
+	}
 	s->armed = false;
+	s->in_pending = false;
 	rec->offcpu.narmed--;
 	return dispatch(rec, SP__JOB_SWITCH_IN, sw.id.pid, sw.id.tid,
 			sw.id.time, out << 1 | preempt);
 }
 
-int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid)
+int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid, uint64_t time)
 {
 	struct sp__offcpu_span *s = span_of(rec, tid, true);
+	int err;
 
 	if (!s)
 		return -ENOMEM;
+	err = settle(rec, s); /* before the new span's job */
+	if (err)
+		return err;
 	if (!s->armed)
 		rec->offcpu.narmed++;
 	s->armed = true;
+	s->ever_armed = true;
+	s->arm_ns = time;
 	return 0;
 }
 
-/* Disarms @tid's span (every span for tid 0); whether one was armed. */
-static bool disarm(struct sp_recorder *rec, int32_t tid)
+int sp__offcpu_armed(struct sp_recorder *rec, int32_t tid)
+{
+	struct sp__offcpu_span *s = span_of(rec, tid, false);
+
+	if (!s || !s->armed || !s->in_pending)
+		return 0;
+	if (s->in_ns < s->arm_ns) {
+		s->in_pending = false; /* an older one: nothing to match */
+		return 0;
+	}
+	/* Late: its switch-in was applied first. */
+	if (out_fits(s, s->in_ns))
+		return close_late(rec, s, s->out_ns, s->preempt);
+	s->close_pending = true; /* until its SWITCH_OUT record comes */
+	return 0;
+}
+
+/*
+ * Disarms @tid's span (every span for tid 0); whether one was armed. A
+ * late span whose switch-in was seen is ended there instead (@err).
+ */
+static bool disarm(struct sp_recorder *rec, int32_t tid, int *err)
 {
 	struct sp__offcpu *o = &rec->offcpu;
 	struct sp__offcpu_span *s;
@@ -226,13 +343,21 @@ static bool disarm(struct sp_recorder *rec, int32_t tid)
 		s = span_of(rec, tid, false);
 		if (!s || !s->armed)
 			return false;
+		if (s->close_pending) {
+			*err = close_late(rec, s, 0, false);
+			return false; /* its end is known: no cut */
+		}
 		s->armed = false;
 		o->narmed--;
 		return true;
 	}
 	for (i = 0; i < o->spans.len && o->narmed; i++) {
 		s = sp__vec_at(&o->spans, i);
-		if (s->armed) {
+		if (s->close_pending) {
+			int e = close_late(rec, s, 0, false);
+
+			*err = *err ? *err : e;
+		} else if (s->armed) {
 			s->armed = false;
 			o->narmed--;
 		}
@@ -243,10 +368,12 @@ static bool disarm(struct sp_recorder *rec, int32_t tid)
 int sp__offcpu_apply_cut(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 			 int32_t tid, uint64_t time)
 {
+	int err = 0;
+
 	if (rec->offcpu.mode == SP_PROFILE_CPU || rec->offcpu.narmed == 0 ||
-	    !disarm(rec, tag == SP__JOB_EXIT ? tid : 0))
-		return 0;
-	return dispatch(rec, tag, pid, tid, time, 0);
+	    !disarm(rec, tag == SP__JOB_EXIT ? tid : 0, &err))
+		return err;
+	return err ? err : dispatch(rec, tag, pid, tid, time, 0);
 }
 
 /* The pseudo-frame ending an off-CPU stack. */
@@ -265,6 +392,33 @@ static void ledger_reset(struct sp__offcpu_span *s)
 	s->slack = 0;
 	s->prev_end = 0;
 	s->on = 0;
+	s->on_after = 0;
+	s->nrecent = 0;
+}
+
+/* One more cpu-clock sample stamped @time after @s's switch-out. */
+static void after_add(struct sp__offcpu_span *s, uint64_t time)
+{
+	if (s->on_after == 0 || time < s->after_ns)
+		s->after_ns = time;
+	if (s->on_after < UINT32_MAX)
+		s->on_after++;
+}
+
+/*
+ * @s's span opens at @t_out: cpu-clock samples written before it but
+ * stamped after it (its switch-out sample was late) are not its run's.
+ */
+static void after_sort(struct sp__offcpu_span *s)
+{
+	uint32_t i, n = s->nrecent < 4 ? s->nrecent : 4;
+
+	for (i = 0; i < n; i++)
+		if (s->recent[i] > s->t_out && s->on) {
+			s->on--;
+			after_add(s, s->recent[i]);
+		}
+	s->nrecent = 0;
 }
 
 /* At most 2^60 ns (36 years): the ledger's sums cannot overflow. */
@@ -278,14 +432,29 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* Keeps @s's two remainders within an interval of each other. */
-static void ledger_bound(struct sp__offcpu_span *s, int64_t iv)
+/*
+ * Keeps @s's two remainders within an interval of each other, counting
+ * what goes (recorder.h): slack less carry is the runs' time less what
+ * their cpu-clock samples stand for, so a carry trimmed is off-CPU time
+ * the samples already took (clipped), slack trimmed from above run time
+ * no sample showed (unsampled), from below samples beyond it.
+ */
+static void ledger_bound(struct sp_recording_summary *sum,
+			 struct sp__offcpu_span *s, int64_t iv)
 {
+	int64_t c, sl;
+
 	/* The ledger only evens out a sample's phase, never stores hours. */
-	s->carry = min64(s->carry, (s->slack > 0 ? s->slack : 0) + iv);
-	s->slack = min64(s->slack, (s->carry > 0 ? s->carry : 0) + iv);
-	if (s->slack < -iv)
+	c = min64(s->carry, (s->slack > 0 ? s->slack : 0) + iv);
+	sum->wall_clipped_ns += (uint64_t)(s->carry - c);
+	s->carry = c;
+	sl = min64(s->slack, (s->carry > 0 ? s->carry : 0) + iv);
+	sum->wall_unsampled_ns += (uint64_t)(s->slack - sl);
+	s->slack = sl;
+	if (s->slack < -iv) {
+		sum->wall_oversampled_ns += (uint64_t)(-iv - s->slack);
 		s->slack = -iv;
+	}
 }
 
 /*
@@ -294,13 +463,18 @@ static void ledger_bound(struct sp__offcpu_span *s, int64_t iv)
  * none for a dropped block (@counted false). Both keep what is left,
  * and the ledger goes on from @end.
  */
-static uint64_t weigh(struct sp__offcpu *o, struct sp__offcpu_span *s,
+static uint64_t weigh(struct sp_recorder *rec, struct sp__offcpu_span *s,
 		      uint64_t start, uint64_t end, bool counted)
 {
+	struct sp__offcpu *o = &rec->offcpu;
 	const int64_t iv = (int64_t)o->interval_ns;
 	bool wall = o->mode == SP_PROFILE_WALL;
 	int64_t d = counted ? ns_cap(end - start) : 0, avail, n = 0;
 
+	if (s->on_after && s->after_ns <= end) {
+		s->on += s->on_after; /* cpu-clock beyond the switch-out */
+		s->on_after = 0;
+	}
 	if (wall && s->prev_end != 0 && start >= s->prev_end) {
 		/* The run before the span, less what its samples weigh. */
 		s->slack += ns_cap(start - s->prev_end) -
@@ -315,10 +489,13 @@ static uint64_t weigh(struct sp__offcpu *o, struct sp__offcpu_span *s,
 	}
 	if (wall) {
 		s->slack -= n * iv;
-		ledger_bound(s, iv);
+		ledger_bound(&rec->sum, s, iv);
 	}
 	s->prev_end = end;
-	s->on = 0;
+	/* samples stamped after the end (written early) are the next run's */
+	s->on = s->on_after;
+	s->on_after = 0;
+	s->nrecent = 0;
 	return (uint64_t)n;
 }
 
@@ -347,11 +524,11 @@ static int span_end(struct sp_recorder *rec, struct sp__offcpu_span *s,
 		start = out;
 	if (end - start < o->min_ns) {
 		rec->sum.blocks_below_threshold++;
-		(void)weigh(o, s, start, end, false);
+		(void)weigh(rec, s, start, end, false);
 		return 0;
 	}
 	rec->sum.off_cpu_spans++;
-	n = weigh(o, s, start, end, true);
+	n = weigh(rec, s, start, end, true);
 	if (n == 0)
 		return 0;
 	pseudo_frame(o, preempt, &pf);
@@ -398,8 +575,9 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 		ledger_reset(s);
 	}
 	if (s->pid != job->pid) {
-		s->carry = 0; /* another thread now */
-		ledger_reset(s);
+		s->carry = 0; /* another thread now (0: its first span) */
+		if (s->pid != 0)
+			ledger_reset(s);
 	}
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
@@ -418,6 +596,7 @@ static int span_open(struct sp_recorder *rec, const struct sp__job *job,
 	s->t_out = job->time;
 	s->leaf = leaf;
 	s->open = true;
+	after_sort(s);
 	rec->offcpu.nopen++;
 	return 0;
 }
@@ -447,6 +626,7 @@ static int cut(struct sp_recorder *rec, int32_t tid, uint64_t time)
 		}
 		/* (an exit before the start counts as an anomaly instead) */
 		rec->sum.switch_lost += time >= s->t_out;
+		rec->sum.spans_cut_at_exit += tid > 0 && time >= s->t_out;
 		e = span_end(rec, s, 0, time, s->preempt);
 		ledger_reset(s);
 		err = err ? err : e;
@@ -495,19 +675,35 @@ int sp__offcpu_finish(struct sp_recorder *rec, uint64_t now)
 
 		if (!s->open)
 			continue;
-		e = span_end(rec, s, 0, now, s->preempt);
+		if (s->close_pending) {
+			/* late, its switch-in seen: it ended there */
+			s->close_pending = false;
+			unmatched_undo(rec, s);
+			e = span_end(rec, s, 0, s->in_ns, false);
+		} else {
+			rec->sum.spans_open_at_end++;
+			e = span_end(rec, s, 0, now, s->preempt);
+		}
 		err = err ? err : e;
 	}
 	return err;
 }
 
-void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid)
+void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid, uint64_t time)
 {
 	struct sp__offcpu_span *s;
 
 	if (rec->offcpu.mode != SP_PROFILE_WALL)
 		return;
 	s = span_of(rec, tid, false);
-	if (s && s->on < UINT32_MAX)
+	if (!s)
+		return;
+	if (s->open && time > s->t_out) {
+		after_add(s, time); /* the next run's, unless its span says */
+	} else if (s->on < UINT32_MAX) {
 		s->on++;
+		s->recent[s->nrecent % 4] = time; /* the last four kept */
+		if (s->nrecent < UINT32_MAX)
+			s->nrecent++;
+	}
 }

@@ -41,6 +41,18 @@ struct sp__job;
  * dispatched as jobs too (tagged, with nothing to unwind) and act when
  * written, after every sample before them. All of it runs on the
  * sequencer thread.
+ *
+ * Records are applied in time order only as far as the rings showed
+ * them: one committed to its ring after a drain that had passed its
+ * timestamp (a switch-out sample whose stack copy outlasted the drain)
+ * is applied after newer records of other rings ("late"). Spans are
+ * therefore matched by the records' own times, not their order: a
+ * switch-in with no armed span is kept (@in_pending), and a switch-out
+ * sample older than it, arriving later, is closed at it (@close_pending
+ * until its SWITCH_OUT record, which follows it in its ring, says where
+ * the span starts). A cpu-clock sample written while its thread's span
+ * is open but stamped after the switch-out belongs to the run after the
+ * span (@on_after).
  */
 
 /* Tags of struct sp__job (0: an ordinary sample). */
@@ -67,16 +79,32 @@ struct sp__offcpu_span {
 	uint64_t prev_end;
 	uint32_t on;   /* cpu-clock samples written since @prev_end */
 	uint32_t leaf; /* stack node of the switch-out stack */
-	bool open;     /* written side: the switch-out stack is in the spool */
+	/*
+	 * cpu-clock samples stamped after @t_out (written while open, or
+	 * before a late switch-out: @recent, the last few samples' times,
+	 * tells), and the earliest's time.
+	 */
+	uint32_t on_after;
+	uint64_t after_ns;
+	uint64_t recent[4];
+	uint32_t nrecent;
+	bool open; /* written side: the switch-out stack is in the spool */
 	/*
 	 * Applied side (records in time order, ahead of the writes in
 	 * threaded mode): a switch-out sample was dispatched and no end
 	 * since; how its SWITCH_OUT record says it left.
 	 */
 	bool armed;
-	bool preempt;	 /* what the last SWITCH_OUT record said */
-	uint64_t out_ns; /* that record's time */
-	uint64_t in_ns;	 /* the last switch-in's time */
+	bool preempt;	    /* what the last SWITCH_OUT record said */
+	bool out_fresh;	    /* that record came since the last switch-in */
+	bool in_pending;    /* the last switch-in found no armed span */
+	bool close_pending; /* armed, late: ends at @in_ns (offcpu.c) */
+	bool ever_armed;    /* a switch-out sample of it was seen */
+	bool in_counted;    /* @in_pending is in switch_in_unmatched */
+	int32_t in_pid;	    /* the last switch-in's pid */
+	uint64_t arm_ns;    /* the armed switch-out sample's time */
+	uint64_t out_ns;    /* the last SWITCH_OUT record's time */
+	uint64_t in_ns;	    /* the last switch-in's time */
 };
 
 /** struct sp__offcpu is the recorder's off-CPU state. */
@@ -92,6 +120,7 @@ struct sp__offcpu {
 	 * applied from it, 0 none: where a loss in that ring began.
 	 */
 	struct sp__vec cpu_last; /* uint64_t */
+	uint64_t newest;	 /* the newest record time applied */
 	size_t nopen;		 /* written side */
 	size_t narmed;		 /* applied side */
 };
@@ -104,8 +133,14 @@ int sp__offcpu_init(struct sp_recorder *rec, int mode, uint32_t min_us,
 		    uint64_t interval_us);
 void sp__offcpu_fini(struct sp_recorder *rec);
 
-/* sample.c: a switch-out sample of @tid is being dispatched. */
-int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid);
+/*
+ * sample.c: a switch-out sample of @tid at @time is about to be
+ * dispatched (before its job is taken: a late span it supersedes is
+ * closed first), then was (sp__offcpu_armed: closes it at once when its
+ * switch-in was applied before it).
+ */
+int sp__offcpu_arm(struct sp_recorder *rec, int32_t tid, uint64_t time);
+int sp__offcpu_armed(struct sp_recorder *rec, int32_t tid);
 /* apply.c: a switch record, a loss, an exit (dispatched as tagged jobs). */
 int sp__offcpu_apply_switch(struct sp_recorder *rec, uint32_t type,
 			    const void *data, size_t len);
@@ -119,8 +154,8 @@ int sp__offcpu_apply_cut(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 void sp__offcpu_note(struct sp_recorder *rec, uint32_t cpu, uint64_t time);
 uint64_t sp__offcpu_loss_start(const struct sp_recorder *rec, uint32_t cpu);
 
-/* sample.c: a cpu-clock sample of @tid was written (wall mode's ledger). */
-void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid);
+/* sample.c: a cpu-clock sample of @tid at @time was written (the ledger). */
+void sp__offcpu_on_cpu(struct sp_recorder *rec, int32_t tid, uint64_t time);
 
 /*
  * sample.c: a tagged job's write; @f / @n the frames of a switch-out

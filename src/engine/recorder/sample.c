@@ -147,7 +147,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
 	const uint64_t *ips = sp__qsample_ips(s);
 	struct sp__job tmp, *job;
-	bool unwind;
+	bool unwind, out;
 	int err;
 
 	rec->sum.sample_events++;
@@ -160,7 +160,12 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	if (err)
 		return err;
 	unwind = user_prepare(rec, s, &tmp);
-	err = sp__pipeline_job(rec->pipe, &job);
+	/* A span starts (offcpu.h); arming may dispatch a job before it. */
+	out = rec->offcpu.mode != SP_PROFILE_CPU &&
+	      (s->misc & SP__QSAMPLE_UNIT_PERIOD);
+	err = out ? sp__offcpu_arm(rec, s->tid, s->time) : 0;
+	if (!err)
+		err = sp__pipeline_job(rec->pipe, &job);
 	if (err) {
 		sp__mver_put(&rec->mem, tmp.ver);
 		sp__jit_snap_put(&rec->mem, tmp.jit);
@@ -168,16 +173,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	}
 	job->s = s;
 	job->detached = false;
-	job->tag = SP__JOB_SAMPLE;
-	if (rec->offcpu.mode != SP_PROFILE_CPU &&
-	    (s->misc & SP__QSAMPLE_UNIT_PERIOD)) {
-		job->tag = SP__JOB_SWITCH_OUT; /* a span starts (offcpu.h) */
-		err = sp__offcpu_arm(rec, s->tid);
-		if (err) {
-			sp__mver_put(&rec->mem, tmp.ver);
-			return err;
-		}
-	}
+	job->tag = out ? SP__JOB_SWITCH_OUT : SP__JOB_SAMPLE;
 	job->time = s->time;
 	job->ip = s->ip;
 	job->pid = s->pid;
@@ -195,6 +191,8 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	/* Threaded, copied: its stack is valid now only (its job waits). */
 	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block)
 		err = sp__jit_retry(rec, job, true);
+	if (!err && out)
+		err = sp__offcpu_armed(rec, s->tid);
 	return err;
 }
 
@@ -225,7 +223,7 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	if (job->tag != SP__JOB_SAMPLE)
 		return sp__offcpu_write(rec, job, f, n);
 	/* Its interval is accounted for, written or not (offcpu.h). */
-	sp__offcpu_on_cpu(rec, job->tid);
+	sp__offcpu_on_cpu(rec, job->tid, job->time);
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;
