@@ -566,6 +566,21 @@ int main(int argc, char **argv)
 
 	if (prof)
 		goto capture;
+	if (argc > 2 && (!strcmp(argv[1], "--table-only") ||
+			 !strcmp(argv[1], "--table-only-libdw"))) {
+		/* One build of argv[2], for callgrind --toggle-collect. */
+		struct sp__image *img;
+		struct sp__mem mem;
+		size_t rows, bytes;
+
+		sp__mem_init(&mem, NULL);
+		if (sp__image_open_path(&mem, argv[2], &img))
+			return 1;
+		build_once(argv[1][12] ? cfi_oracle_build : sp__cfi_table_build,
+			   img, &rows, &bytes);
+		sp__image_unref(img);
+		return 0;
+	}
 	bench_table("libc", "/lib/x86_64-linux-gnu/libc.so.6");
 	bench_table("libstdc++", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	bench_table("libpython3.12",

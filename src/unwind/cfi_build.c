@@ -52,6 +52,13 @@ struct builder {
 	struct sp__vec ops;
 	struct sp__vec synth; /* struct sp__cfi_synth, by start */
 	struct sp__map dedup;
+	/* The last rule sets interned, by a hash of their words: most rows
+	 * use one of a few hundred, and intern() hashes bytewise. */
+	struct {
+		struct sp__cfi_rules rules;
+		uint32_t index;
+		bool valid;
+	} recent[64];
 	uint64_t base;
 	size_t budget; /* lookups left */
 };
@@ -227,11 +234,30 @@ static int classify(struct builder *b, const struct sp__cfi_src *src,
 	int n = 0;
 
 	memset(rule, 0, sizeof(*rule));
-	memset(ops, 0, 3 * sizeof(ops[0]));
 	switch (r->rule) {
+	case SP__CFI_R_UNSPEC:
+	case SP__CFI_R_UNDEF:
+		rule->kind = SP__RULE_UNDEF;
+		return 0;
 	case SP__CFI_R_SAME:
 		rule->kind = SP__RULE_SAME;
 		return 0;
+	case SP__CFI_R_OFFSET:
+		if (fits_i32(r->value)) {
+			/* call_frame_cfa [plus_uconst N]: at CFA + N. */
+			rule->kind = SP__RULE_AT_CFA;
+			rule->off = (int32_t)r->value;
+			return 0;
+		}
+		/* fall through */
+	case SP__CFI_R_VAL_OFFSET:
+	case SP__CFI_R_REGISTER:
+		memset(ops, 0, 3 * sizeof(ops[0]));
+		break;
+	default:
+		break;
+	}
+	switch (r->rule) {
 	case SP__CFI_R_OFFSET:
 	case SP__CFI_R_VAL_OFFSET:
 		ops[n++].atom = DW_OP_call_frame_cfa;
@@ -268,7 +294,7 @@ static int classify(struct builder *b, const struct sp__cfi_src *src,
 static int frame_cfa(struct builder *b, const struct sp__cfi_src *src,
 		     const struct sp__cfi_state *st, struct sp__cfi_rules *row)
 {
-	struct sp__cfi_op ops[EXPR_MAX] = { { 0 } };
+	struct sp__cfi_op ops[EXPR_MAX];
 	uint32_t idx;
 	int n, err;
 
@@ -280,6 +306,7 @@ static int frame_cfa(struct builder *b, const struct sp__cfi_src *src,
 			row->cfa_off = (int32_t)(int64_t)st->cfa_off;
 			return 0;
 		}
+		memset(ops, 0, sizeof(ops[0]));
 		ops[0].atom = DW_OP_bregx;
 		ops[0].number = st->cfa_reg;
 		ops[0].number2 = st->cfa_off;
@@ -339,6 +366,31 @@ static int frame_regs(struct builder *b, const struct sp__cfi_src *src,
 
 /* ---- the walk ---------------------------------------------------------- */
 
+/* intern() of a rule set, through the recent[] cache. */
+static int intern_rules(struct builder *b, const struct sp__cfi_rules *r,
+			uint32_t *index)
+{
+	uint64_t w[sizeof(*r) / 8];
+	unsigned slot;
+	int err;
+
+	_Static_assert(sizeof(*r) % 8 == 0, "rule sets are whole words");
+	memcpy(w, r, sizeof(w));
+	slot = (unsigned)(sp__hash_words(w, sizeof(w) / 8) % 64);
+	if (b->recent[slot].valid &&
+	    memcmp(&b->recent[slot].rules, r, sizeof(*r)) == 0) {
+		*index = b->recent[slot].index;
+		return 0;
+	}
+	err = intern(b, &b->rules, r, sizeof(*r), 3, index);
+	if (!err) {
+		b->recent[slot].rules = *r;
+		b->recent[slot].index = *index;
+		b->recent[slot].valid = true;
+	}
+	return err;
+}
+
 /* Appends a row at svma @pc unless it only continues the previous row. */
 static int emit(struct builder *b, uint64_t pc, const struct sp__cfi_rules *r)
 {
@@ -348,7 +400,7 @@ static int emit(struct builder *b, uint64_t pc, const struct sp__cfi_rules *r)
 	if (pc - b->base > UINT32_MAX)
 		return -E2BIG;
 	row.pc = (uint32_t)(pc - b->base);
-	err = intern(b, &b->rules, r, sizeof(*r), 3, &row.rules);
+	err = intern_rules(b, r, &row.rules);
 	if (err)
 		return err;
 	if (b->rows.len)
@@ -577,6 +629,21 @@ static int open_synth(struct builder *b, Elf *elf)
 	return err;
 }
 
+/* Sorts and deduplicates the FDE starts. */
+static int sort_starts(struct builder *b)
+{
+	uint64_t *s = b->starts.data;
+	size_t i, n = 0;
+	int err = sp__cfi_sort_keys(b->mem, s, NULL, b->starts.len);
+
+	for (i = 0; !err && i < b->starts.len; i++)
+		if (n == 0 || s[n - 1] != s[i])
+			s[n++] = s[i];
+	if (!err)
+		b->starts.len = n;
+	return err;
+}
+
 /*
  * Room for the rows the walk will emit, about one per 8 bytes of CFI
  * (libc: 28,491 rows from 1.3 MiB of code), so that the vectors do not
@@ -633,10 +700,10 @@ int sp__cfi_table_build(const struct sp__mem *mem, Elf *elf,
 	err = open_cfi(&b, elf);
 	if (!err)
 		err = open_synth(&b, elf);
-	if (!err) {
-		sp__cfi_sort_starts(&b.starts);
+	if (!err)
+		err = sort_starts(&b);
+	if (!err)
 		err = presize(&b);
-	}
 	if (!err)
 		err = walk(&b);
 	if (!err)

@@ -230,7 +230,8 @@ static int exec_cfa(const struct sp__cfi_cie *cie, struct sp__cfi_rd *rd,
  * location moved: c->loc), 2 (end of program), -1 (bad instruction).
  * @init: the CIE's own initial state, NULL while running the CIE.
  */
-static int exec_one(const struct sp__cfi_src *src, const struct sp__cfi_cie *cie,
+static int exec_one(const struct sp__cfi_src *src,
+		    const struct sp__cfi_cie *cie,
 		    const struct sp__cfi_state *init, struct sp__cfi_cursor *c,
 		    size_t end)
 {
@@ -241,7 +242,7 @@ static int exec_one(const struct sp__cfi_src *src, const struct sp__cfi_cie *cie
 
 	if (rd.pos >= end)
 		return 2;
-	sp__cfi_rd_fixed(&rd, 1, &op);
+	op = src->data[rd.pos++];
 	switch (op & 0xc0) {
 	case DW_CFA_advance_loc:
 		delta = op & 0x3f;
@@ -388,8 +389,8 @@ static size_t find_fde(struct sp__cfi_src *src, uint64_t pc)
 }
 
 int sp__cfi_src_row(struct sp__cfi_src *src, const struct sp__mem *mem,
-		    uint64_t pc, const struct sp__cfi_state **st,
-		    uint64_t *end, bool *signalp)
+		    uint64_t pc, const struct sp__cfi_state **st, uint64_t *end,
+		    bool *signalp)
 {
 	struct sp__cfi_cursor *c = &src->cur;
 	const struct sp__cfi_fde *fde;

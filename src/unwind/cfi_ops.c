@@ -142,9 +142,10 @@ static uint64_t sext(uint64_t v, unsigned bytes)
 static int operands(struct sp__cfi_rd *rd, enum shape shape,
 		    struct sp__cfi_op *op)
 {
-	static const uint8_t width[] = { [U8] = 1, [S8] = 1,  [U16] = 2,
-					 [S16] = 2, [U32] = 4, [S32] = 4,
-					 [U64] = 8 };
+	static const uint8_t width[] = {
+		[U8] = 1,  [S8] = 1,  [U16] = 2, [S16] = 2,
+		[U32] = 4, [S32] = 4, [U64] = 8
+	};
 	int64_t s;
 
 	switch (shape) {

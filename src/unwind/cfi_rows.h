@@ -117,6 +117,13 @@ int sp__cfi_src_open(struct sp__cfi_src *src, const struct sp__mem *mem,
 		     bool swap, uint8_t addr_size, uint16_t machine);
 void sp__cfi_src_close(struct sp__cfi_src *src, const struct sp__mem *mem);
 
+/*
+ * Sorts @keys, and @vals along (may be NULL), stably. 0 or -ENOMEM
+ * (nothing moved).
+ */
+int sp__cfi_sort_keys(const struct sp__mem *mem, uint64_t *keys, uint32_t *vals,
+		      size_t n);
+
 /* Readers shared by the parser and the interpreter (cfi_parse.c). */
 struct sp__cfi_rd {
 	const struct sp__cfi_src *src;
@@ -134,8 +141,8 @@ int sp__cfi_rd_encoded(struct sp__cfi_rd *rd, uint8_t enc, uint64_t *out);
  * covers @pc or its program fails before reaching it; -ENOMEM.
  */
 int sp__cfi_src_row(struct sp__cfi_src *src, const struct sp__mem *mem,
-		    uint64_t pc, const struct sp__cfi_state **st,
-		    uint64_t *end, bool *signalp);
+		    uint64_t pc, const struct sp__cfi_state **st, uint64_t *end,
+		    bool *signalp);
 
 /*
  * Decodes the DWARF expression block [@off, @off + @len) of @src as libdw

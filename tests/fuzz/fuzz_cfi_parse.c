@@ -60,8 +60,8 @@ static void decode_rules(const struct sp__cfi_src *src,
 }
 
 /* Rows of @pc; 0 when one was found. */
-static int ask(struct sp__cfi_src *src, const struct sp__mem *mem,
-	       uint64_t pc, uint64_t *end)
+static int ask(struct sp__cfi_src *src, const struct sp__mem *mem, uint64_t pc,
+	       uint64_t *end)
 {
 	const struct sp__cfi_state *st;
 	bool signalp;
@@ -75,8 +75,7 @@ static int ask(struct sp__cfi_src *src, const struct sp__mem *mem,
 	return 0;
 }
 
-static void walk(struct sp__cfi_src *src, const struct sp__mem *mem,
-		 uint64_t h)
+static void walk(struct sp__cfi_src *src, const struct sp__mem *mem, uint64_t h)
 {
 	const struct sp__cfi_fde *f = src->fdes.data;
 	size_t i, queries = 0;

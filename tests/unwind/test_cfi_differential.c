@@ -105,7 +105,7 @@ static size_t sample(struct list *to, const struct list *from, size_t max)
 	return n;
 }
 
-#define SAME_ARRAY(a, b, n)                                                  \
+#define SAME_ARRAY(a, b, n)                                                    \
 	CHECK((n) == 0 || memcmp((a), (b), (n) * sizeof(*(a))) == 0)
 
 static void compare(const char *what, const struct sp__cfi_table *t,
@@ -113,8 +113,7 @@ static void compare(const char *what, const struct sp__cfi_table *t,
 {
 	size_t i;
 
-	if (t->nrows != o->nrows || t->base != o->base ||
-	    t->span != o->span)
+	if (t->nrows != o->nrows || t->base != o->base || t->span != o->span)
 		fprintf(stderr, "%s: rows %zu/%zu base %#lx/%#lx\n", what,
 			t->nrows, o->nrows, (unsigned long)t->base,
 			(unsigned long)o->base);
@@ -125,8 +124,8 @@ static void compare(const char *what, const struct sp__cfi_table *t,
 		fprintf(stderr,
 			"%s: row %zu: pc %#x rules %u, oracle pc %#x rules "
 			"%u\n",
-			what, i, t->rows[i].pc, t->rows[i].rules,
-			o->rows[i].pc, o->rows[i].rules);
+			what, i, t->rows[i].pc, t->rows[i].rules, o->rows[i].pc,
+			o->rows[i].rules);
 		break;
 	}
 	CHECK_EQ(t->base, o->base);
@@ -207,8 +206,8 @@ static void check_corpus(const char *path)
 		free(buf);
 		return;
 	}
-	elf_len = (size_t)buf[0] | (size_t)buf[1] << 8 |
-		  (size_t)buf[2] << 16 | (size_t)buf[3] << 24;
+	elf_len = (size_t)buf[0] | (size_t)buf[1] << 8 | (size_t)buf[2] << 16 |
+		  (size_t)buf[3] << 24;
 	if (elf_len > len - 4)
 		elf_len = len - 4;
 	if (sp__image_open_memory(&mem, buf + 4, elf_len, false, path, &img) ==
@@ -291,8 +290,7 @@ int main(void)
 	       "in all), %zu without CFI, %zu not ELF, %zu failed alike; "
 	       "%.1f s\n",
 	       set.n + corpus.n, nlibs, libs.n, nbins, bins.n, na64, corpus.n,
-	       n_rows, total_rows,
-	       n_empty, n_notelf, n_elf_err,
+	       n_rows, total_rows, n_empty, n_notelf, n_elf_err,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	CHECK(n_rows > 0);
