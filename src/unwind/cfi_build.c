@@ -59,11 +59,24 @@ struct builder {
 		uint32_t index;
 		bool valid;
 	} recent[64];
+	/* Rows by their CFI state (struct seen): the same state gives the
+	 * same rule set, whose entries were interned the first time. */
+	struct seen *seen;
 	uint64_t base;
 	size_t budget; /* lookups left */
 };
 
 /* ---- rules ------------------------------------------------------------ */
+
+/* The CFA and tracked register rules of an ordinary row, as words. */
+#define SEEN_WORDS (3 + 2 * 16)
+#define SEEN_SLOTS 256
+
+struct seen {
+	uint64_t key[SEEN_WORDS];
+	uint32_t rules; /* index into rules[] */
+	bool valid;
+};
 
 static int intern(struct builder *b, struct sp__vec *vec, const void *item,
 		  size_t size, uint64_t kind, uint32_t *index)
@@ -428,6 +441,65 @@ static int synth_one(struct builder *b, uint64_t pc, uint64_t *next)
 	return 1;
 }
 
+/* Appends a row of rule set @rules at svma @pc (see emit). */
+static int emit_index(struct builder *b, uint64_t pc, uint32_t rules)
+{
+	struct sp__cfi_row row = { (uint32_t)(pc - b->base), rules }, *last;
+
+	if (pc - b->base > UINT32_MAX)
+		return -E2BIG;
+	if (b->rows.len) {
+		last = sp__vec_at(&b->rows, b->rows.len - 1);
+		if (last->rules == rules)
+			return 0;
+	}
+	return sp__vec_push(&b->rows, b->mem, &row);
+}
+
+/*
+ * The row of an ordinary (non-signal) state @st of source @si at @pc:
+ * classified once per distinct state, the rule set index remembered in
+ * seen[] (the classification of the same state interns nothing new).
+ */
+static int emit_seen(struct builder *b, uint64_t pc, size_t si,
+		     const struct sp__cfi_state *st)
+{
+	struct sp__cfi_rules row = { 0 };
+	uint64_t key[SEEN_WORDS];
+	size_t i, n = 3 + 2 * sp__arch_ntracked;
+	uint64_t h = 0;
+	struct seen *e;
+	int err;
+
+	key[0] = st->cfa_rule | (uint64_t)si << 8;
+	key[1] = st->cfa_reg;
+	key[2] = st->cfa_off;
+	for (i = 0; i < sp__arch_ntracked; i++) {
+		const struct sp__cfi_reg *r =
+			&st->reg[sp__arch_tracked_regs[i]];
+
+		key[3 + 2 * i] = r->rule;
+		key[4 + 2 * i] = (uint64_t)r->value;
+	}
+	for (i = 0; i < n; i++) /* a cheap mix: the slot, not the identity */
+		h = (h ^ key[i]) * 0x9e3779b97f4a7c15ull;
+	e = &b->seen[(h >> 40) % SEEN_SLOTS];
+	if (e->valid && memcmp(e->key, key, n * sizeof(key[0])) == 0)
+		return emit_index(b, pc, e->rules);
+	err = frame_cfa(b, &b->src[si], st, &row);
+	if (!err && row.cfa_reg != SP__CFA_NONE)
+		err = frame_regs(b, &b->src[si], st, false, &row);
+	if (!err)
+		err = intern_rules(b, &row, &e->rules);
+	if (err) {
+		e->valid = false;
+		return err;
+	}
+	memcpy(e->key, key, n * sizeof(key[0]));
+	e->valid = true;
+	return emit_index(b, pc, e->rules);
+}
+
 /*
  * One lookup at @pc: emits its row and returns the row's end in *@next,
  * or returns 1 when no CFI covers @pc (a gap).
@@ -456,12 +528,14 @@ static int walk_one(struct builder *b, uint64_t pc, uint64_t *next)
 		return synth_one(b, pc, next);
 	if (end <= pc)
 		return 1;
+	*next = end;
+	if (!signalp && b->seen)
+		return emit_seen(b, pc, (size_t)(src - b->src), st);
 	err = frame_cfa(b, src, st, &row);
 	if (!err && row.cfa_reg != SP__CFA_NONE)
 		err = frame_regs(b, src, st, signalp, &row);
 	if (!err)
 		err = emit(b, pc, &row);
-	*next = end;
 	return err;
 }
 
@@ -658,6 +732,9 @@ static int presize(struct builder *b)
 		err = sp__vec_reserve(&b->rules, b->mem, 256);
 	if (!err)
 		err = sp__map_reserve(&b->dedup, b->mem, 512);
+	/* Without it rows are classified one by one: same table. */
+	if (!err && sp__arch_ntracked <= 16)
+		b->seen = sp__mem_calloc(b->mem, SEEN_SLOTS, sizeof(*b->seen));
 	return err;
 }
 
@@ -668,6 +745,8 @@ static void builder_fini(struct builder *b)
 	for (i = 0; i < 2; i++)
 		if (b->open[i])
 			sp__cfi_src_close(&b->src[i], b->mem);
+	if (b->seen)
+		sp__mem_free(b->mem, b->seen, SEEN_SLOTS * sizeof(*b->seen));
 	sp__vec_fini(&b->starts, b->mem);
 	sp__vec_fini(&b->rows, b->mem);
 	sp__vec_fini(&b->rules, b->mem);
