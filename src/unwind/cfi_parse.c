@@ -33,7 +33,7 @@
 
 /* ---- readers ----------------------------------------------------------- */
 
-int sp__cfi_rd_uleb(struct sp__cfi_rd *rd, uint64_t *out)
+int sp__cfi_rd_uleb_slow(struct sp__cfi_rd *rd, uint64_t *out)
 {
 	const uint8_t *d = rd->src->data;
 	uint64_t v = 0;

@@ -130,7 +130,16 @@ struct sp__cfi_rd {
 	size_t pos, end; /* section offsets */
 };
 
-int sp__cfi_rd_uleb(struct sp__cfi_rd *rd, uint64_t *out);
+int sp__cfi_rd_uleb_slow(struct sp__cfi_rd *rd, uint64_t *out);
+/* Inline: most CFA operands are one-byte LEB128s. */
+static inline int sp__cfi_rd_uleb(struct sp__cfi_rd *rd, uint64_t *out)
+{
+	if (rd->pos < rd->end && rd->src->data[rd->pos] < 0x80) {
+		*out = rd->src->data[rd->pos++];
+		return 0;
+	}
+	return sp__cfi_rd_uleb_slow(rd, out);
+}
 int sp__cfi_rd_sleb(struct sp__cfi_rd *rd, int64_t *out);
 int sp__cfi_rd_fixed(struct sp__cfi_rd *rd, unsigned n, uint64_t *out);
 int sp__cfi_rd_encoded(struct sp__cfi_rd *rd, uint8_t enc, uint64_t *out);
