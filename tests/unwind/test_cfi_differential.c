@@ -37,10 +37,10 @@
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
-#define MAX_FILES 120
+#define MAX_FILES 48
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define MAX_FILES 120
+#define MAX_FILES 48
 #endif
 #endif
 #if !defined(MAX_FILES) && defined(__aarch64__)
@@ -68,6 +68,15 @@ static void add(struct list *l, const char *path)
 	l->path[l->n] = strdup(path);
 	CHECK(l->path[l->n] != NULL);
 	l->n++;
+}
+
+static void list_free(struct list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->path[i]);
+	free(l->path);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -251,6 +260,7 @@ static void pyenv_libs(struct list *l)
 	}
 	for (i = 0; i < v.n; i++)
 		add(l, v.path[i]);
+	list_free(&v);
 }
 
 int main(void)
@@ -296,6 +306,11 @@ int main(void)
 	       n_rows, total_rows, n_empty, n_notelf, n_elf_err,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	list_free(&libs);
+	list_free(&bins);
+	list_free(&a64);
+	list_free(&set);
+	list_free(&corpus);
 	CHECK(n_rows > 0);
 	return T_EXIT_PASS;
 }
