@@ -484,9 +484,7 @@ static int emit_seen(struct builder *b, uint64_t pc, size_t si,
 	for (i = 0; i < n; i++) /* a cheap mix: the slot, not the identity */
 		h = (h ^ key[i]) * 0x9e3779b97f4a7c15ull;
 	e = &b->seen[(h >> 40) % SEEN_SLOTS];
-	for (i = 0; e->valid && i < n && e->key[i] == key[i]; i++)
-		;
-	if (e->valid && i == n)
+	if (e->valid && memcmp(e->key, key, n * sizeof(key[0])) == 0)
 		return emit_index(b, pc, e->rules);
 	err = frame_cfa(b, &b->src[si], st, &row);
 	if (!err && row.cfa_reg != SP__CFA_NONE)
