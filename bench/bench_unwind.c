@@ -15,13 +15,16 @@
 #include <stackpulse/unwind.h>
 
 #include "bench_unwind.h"
+#include "cfi_oracle.h"
 #include "image.h"
 #include "unwind_internal.h"
 
 /*
  * Three measurements, JSON lines:
  *  - "table": build time and bytes of the compact CFI table of libc,
- *    libstdc++ and python (best of 5 builds);
+ *    libstdc++, python and cc1 (best of 5 builds), and in the same run the
+ *    time of the libdw-based builder it replaced (tests/unwind/
+ *    cfi_oracle.c) and the ratio ("--tables": only these lines);
  *  - "unwind": a corpus of real samples of this process (bench_unwind.h:
  *    a timer interrupts a varied workload, so samples land on thousands of
  *    distinct pcs in this program, libc and libm), unwound with
@@ -133,39 +136,69 @@ static int cmp_u64(const void *a, const void *b)
 
 /* ---- tables ------------------------------------------------------------ */
 
-static void bench_table(const char *name, const char *path)
+typedef int (*build_fn)(const struct sp__mem *mem, Elf *elf,
+			struct sp__cfi_table **out);
+
+/* One build of @img's table by @fn: thread CPU ms, or -1. */
+static double build_once(build_fn fn, struct sp__image *img, size_t *rows,
+			 size_t *bytes)
 {
 	struct sp__cfi_table *t;
-	struct sp__image *img;
-	double best = 1e30;
-	size_t rows = 0, bytes = 0;
 	struct sp__mem mem;
-	int rep, err;
+	uint64_t t0;
+	double ms;
+	int err;
+
+	sp__mem_init(&mem, NULL);
+	sp__image_lock(img);
+	t0 = now_ns();
+	err = fn(&mem, sp__image_elf(img), &t);
+	ms = (double)(now_ns() - t0) / 1e6;
+	sp__image_unlock(img);
+	if (err)
+		return -1;
+	*rows = t->nrows;
+	*bytes = t->bytes;
+	sp__cfi_table_free(t);
+	return ms;
+}
+
+/*
+ * The table of @path built by sp__cfi_table_build and by the libdw-based
+ * builder it replaced (tests/unwind/cfi_oracle.c), alternating, best of
+ * 5 each; the ratio is old / new of the same run.
+ */
+static void bench_table(const char *name, const char *path)
+{
+	double best = 1e30, best_old = 1e30, ms;
+	size_t rows = 0, bytes = 0, orows = 0, obytes = 0;
+	struct sp__image *img;
+	struct sp__mem mem;
+	int rep;
 
 	sp__mem_init(&mem, NULL);
 	if (access(path, R_OK) != 0 || sp__image_open_path(&mem, path, &img))
 		return;
 	for (rep = 0; rep < 5; rep++) {
-		uint64_t t0 = now_ns();
-
-		sp__image_lock(img);
-		err = sp__cfi_table_build(&mem, sp__image_elf(img), &t);
-		sp__image_unlock(img);
-		if (err)
+		ms = build_once(cfi_oracle_build, img, &orows, &obytes);
+		if (ms >= 0 && ms < best_old)
+			best_old = ms;
+		ms = build_once(sp__cfi_table_build, img, &rows, &bytes);
+		if (ms < 0)
 			break;
-		if ((double)(now_ns() - t0) / 1e6 < best)
-			best = (double)(now_ns() - t0) / 1e6;
-		rows = t->nrows;
-		bytes = t->bytes;
-		sp__cfi_table_free(t);
+		if (ms < best)
+			best = ms;
 	}
 	sp__image_unref(img);
 	if (rows)
 		printf("{\"bench\":\"table\",\"object\":\"%s\",\"path\":\"%s\","
 		       "\"rows\":%zu,\"bytes\":%zu,\"bytes_per_row\":%.1f,"
-		       "\"build_ms\":%.2f,\"target_ms\":%s}\n",
+		       "\"build_ms\":%.2f,\"libdw_build_ms\":%.2f,"
+		       "\"speedup\":%.1f,\"same_size\":%s,\"target_ms\":%s}\n",
 		       name, path, rows, bytes, (double)bytes / (double)rows,
-		       best, strcmp(name, "libc") ? "null" : "40");
+		       best, best_old, best_old / best,
+		       rows == orows && bytes == obytes ? "true" : "false",
+		       strcmp(name, "libc") ? "null" : "40");
 }
 
 /* ---- our unwinder -------------------------------------------------------- */
@@ -533,11 +566,29 @@ int main(int argc, char **argv)
 
 	if (prof)
 		goto capture;
+	if (argc > 2 && (!strcmp(argv[1], "--table-only") ||
+			 !strcmp(argv[1], "--table-only-libdw"))) {
+		/* One build of argv[2], for callgrind --toggle-collect. */
+		struct sp__image *img;
+		struct sp__mem mem;
+		size_t rows, bytes;
+
+		sp__mem_init(&mem, NULL);
+		if (sp__image_open_path(&mem, argv[2], &img))
+			return 1;
+		build_once(argv[1][12] ? cfi_oracle_build : sp__cfi_table_build,
+			   img, &rows, &bytes);
+		sp__image_unref(img);
+		return 0;
+	}
 	bench_table("libc", "/lib/x86_64-linux-gnu/libc.so.6");
 	bench_table("libstdc++", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	bench_table("libpython3.12",
 		    "/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0");
 	bench_table("python3.11", "/usr/bin/python3.11");
+	bench_table("cc1", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1");
+	if (argc > 1 && !strcmp(argv[1], "--tables"))
+		return 0;
 capture:
 	err = bench_corpus_capture(&corpus, NSAMPLES, INTERVAL_US);
 	if (err || corpus.n == 0) {
