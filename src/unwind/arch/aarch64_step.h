@@ -134,4 +134,28 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 	return 0;
 }
 
+/*
+ * The walk memo's replay of a simple step (walk_memo.h): whether @row's
+ * step on @stack finds the caller a previous walk found (CFA @cfa, the
+ * stripped return address @ra, X29 @fp); the same bounds checks as
+ * sp__arch_step_simple, then the same values.
+ */
+static inline bool sp__arch_simple_replays(const struct sp__cfi_rules *row,
+					   const struct sp__stack *stack,
+					   uint64_t cfa, uint64_t ra,
+					   uint64_t fp)
+{
+	uint64_t lim = stack->len - 8, ra_off, fp_off, v, b;
+	bool fp_saved = row->flags & SP__ROW_FP_SAVED;
+
+	ra_off = cfa + 8 * (uint64_t)(int64_t)row->ra - stack->addr;
+	fp_off = fp_saved ? cfa + 8 * (uint64_t)(int64_t)row->fp - stack->addr :
+			    ra_off;
+	if (stack->len < 8 || ra_off > lim || fp_off > lim)
+		return false;
+	memcpy(&v, stack->data + ra_off, 8);
+	memcpy(&b, stack->data + fp_off, 8);
+	return sp__a64_strip(v) == ra && (!fp_saved || b == fp);
+}
+
 #endif /* SP_UNWIND_ARCH_AARCH64_STEP_H */

@@ -157,4 +157,30 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 	return 0;
 }
 
+/*
+ * The walk memo's replay of a simple step (walk_memo.h): whether @row's
+ * step on @stack finds the caller a previous walk found, CFA (the
+ * caller's RSP) @cfa, return address @ra and RBP @fp. With the state
+ * before the step unchanged, the step depends on the copy only through
+ * the two slots it reads (and where they lie in the copy): the same
+ * bounds checks as sp__arch_step_simple, then the same values.
+ */
+static inline bool sp__arch_simple_replays(const struct sp__cfi_rules *row,
+					   const struct sp__stack *stack,
+					   uint64_t cfa, uint64_t ra,
+					   uint64_t fp)
+{
+	uint64_t lim = stack->len - 8, ra_off, bp_off, v, b;
+
+	ra_off = cfa + 8 * (uint64_t)(int64_t)row->ra - stack->addr;
+	bp_off = row->flags & SP__ROW_RBP_SAVED ?
+			 cfa + 8 * (uint64_t)(int64_t)row->rbp - stack->addr :
+			 ra_off;
+	if (stack->len < 8 || ra_off > lim || bp_off > lim)
+		return false;
+	memcpy(&v, stack->data + ra_off, 8);
+	memcpy(&b, stack->data + bp_off, 8);
+	return v == ra && (!(row->flags & SP__ROW_RBP_SAVED) || b == fp);
+}
+
 #endif /* SP_UNWIND_ARCH_X86_64_STEP_H */

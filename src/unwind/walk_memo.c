@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/* The walk memo (walk_memo.h): records per thread, their replay and merge. */
+#include <errno.h>
+#include <string.h>
+
+#include "for_engine/unwind_jit.h"
+#include "walk_memo.h"
+
+#define ST_LEN (2 * SP__MEMO_CAP + 1)
+#define OUT_LEN (2 * SP__MEMO_CAP)
+
+static void rec_free(struct sp__walk_memo *m, struct sp__memo_rec *r)
+{
+	sp__mem_free(&m->mem, r->st, ST_LEN * sizeof(*r->st));
+	sp__mem_free(&m->mem, r->out, OUT_LEN * sizeof(*r->out));
+}
+
+static int rec_init(struct sp__walk_memo *m, struct sp__memo_rec *r)
+{
+	r->st = sp__mem_calloc(&m->mem, ST_LEN, sizeof(*r->st));
+	r->out = sp__mem_calloc(&m->mem, OUT_LEN, sizeof(*r->out));
+	return r->st && r->out ? 0 : -ENOMEM;
+}
+
+int sp__walk_memo_new(const struct sp__mem *mem, struct sp__walk_memo **out)
+{
+	struct sp__walk_memo *m;
+	unsigned i;
+	int err = 0;
+
+	if (!mem || !out)
+		return -EINVAL;
+	m = sp__mem_calloc(mem, 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->mem = *mem;
+	for (i = 0; i < SP__MEMO_TIDS && !err; i++)
+		err = rec_init(m, &m->rec[i]);
+	if (!err)
+		err = rec_init(m, &m->scratch);
+	if (err) {
+		sp__walk_memo_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+void sp__walk_memo_free(struct sp__walk_memo *m)
+{
+	struct sp__mem mem;
+	unsigned i;
+
+	if (!m)
+		return;
+	mem = m->mem;
+	for (i = 0; i < SP__MEMO_TIDS; i++)
+		rec_free(m, &m->rec[i]);
+	rec_free(m, &m->scratch);
+	sp__mem_free(&mem, m, sizeof(*m));
+}
+
+void sp__walk_memo_counters(const struct sp__walk_memo *m, uint64_t *hits,
+			    uint64_t *misses, uint64_t *frames_reused)
+{
+	*hits = m ? m->hits : 0;
+	*misses = m ? m->misses : 0;
+	*frames_reused = m ? m->frames_reused : 0;
+}
+
+struct sp__memo_rec *sp__memo_find(struct sp__walk_memo *m, int32_t tid,
+				   uint64_t gen, const void *unwinder)
+{
+	unsigned i;
+
+	for (i = 0; i < SP__MEMO_TIDS; i++) {
+		struct sp__memo_rec *r = &m->rec[i];
+
+		if (r->valid && r->tid == tid && r->gen == gen &&
+		    r->unwinder == unwinder && r->n)
+			return r;
+	}
+	return NULL;
+}
+
+void sp__memo_drop(struct sp__walk_memo *m, int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < SP__MEMO_TIDS; i++)
+		if (m->rec[i].tid == tid)
+			m->rec[i].valid = false;
+}
+
+/* @tid's slot, else the least recently used one. */
+static struct sp__memo_rec *slot_of(struct sp__walk_memo *m, int32_t tid)
+{
+	struct sp__memo_rec *best = &m->rec[0];
+	unsigned i;
+
+	for (i = 0; i < SP__MEMO_TIDS; i++) {
+		struct sp__memo_rec *r = &m->rec[i];
+
+		if (r->valid && r->tid == tid)
+			return r;
+		if (!r->valid)
+			best = best->valid ? r : best;
+		else if (best->valid && r->lru < best->lru)
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * The per-frame sums of frames [from, to) of @st, whose entry @to holds
+ * the sums of what follows (or is the end when @to is the last + 1 and
+ * @tail is false): fallbacks from a frame on, and whether the walk from
+ * there on may be reused (every frame replayable).
+ */
+static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
+{
+	uint32_t fb = tail ? st[to].fb_after : 0;
+	uint8_t ok = tail ? st[to].usable : 1;
+	size_t i;
+
+	for (i = to; i-- > from;) {
+		fb += st[i].fb != 0;
+		ok &= st[i].usable;
+		st[i].fb_after = fb;
+		st[i].usable = ok;
+	}
+}
+
+static void swap_bufs(struct sp__memo_rec *a, struct sp__memo_rec *b)
+{
+	struct sp__memo_step *st = a->st;
+	struct sp_frame *out = a->out;
+
+	a->st = b->st;
+	a->out = b->out;
+	b->st = st;
+	b->out = out;
+}
+
+void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
+		   const void *unwinder, const struct sp_frame *out, size_t n,
+		   int ret, int err, struct sp__memo_rec *prev, size_t j,
+		   size_t k)
+{
+	struct sp__memo_rec *r = prev ? prev : slot_of(m, tid);
+	struct sp__memo_step *st;
+	size_t used = n - k, cut;
+
+	if (n == 0 || n > SP__MEMO_CAP) {
+		if (prev)
+			prev->valid = false;
+		return;
+	}
+	if (prev && prev->base + j >= k) {
+		/* In place: the new prefix goes in front of the old suffix. */
+		cut = j + used < prev->n; /* the depth limit ended it */
+		st = prev->st + prev->base + j - k;
+		memcpy(st, m->scratch.st + SP__MEMO_CAP, k * sizeof(*st));
+		memcpy(prev->out + prev->base + j - k, out, k * sizeof(*out));
+		prev->base += (uint32_t)(j - k);
+		if (cut)
+			sums(st, k, n, false);
+		sums(st, 0, k, true);
+	} else {
+		if (prev) {
+			/* No room in front: the suffix joins the prefix. */
+			memcpy(m->scratch.st + SP__MEMO_CAP + k,
+			       prev->st + prev->base + j,
+			       (used + 1) * sizeof(*st));
+		}
+		memcpy(m->scratch.out + SP__MEMO_CAP, out, n * sizeof(*out));
+		swap_bufs(r, &m->scratch);
+		r->base = SP__MEMO_CAP;
+		st = r->st + SP__MEMO_CAP;
+		sums(st, 0, n, false);
+	}
+	r->n = (uint32_t)n;
+	r->ret = ret;
+	r->err = err;
+	r->tid = tid;
+	r->gen = gen;
+	r->unwinder = unwinder;
+	r->lru = ++m->clock;
+	r->valid = true;
+}
+
+bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
+		     size_t limit, const struct sp__stack *stack,
+		     sp__memo_slow_fn slow, size_t *used, int *ret, int *err)
+{
+	const struct sp__memo_step *st = prev->st + prev->base;
+	size_t e = prev->n - 1, i, last;
+	struct sp__memo_slow_out o;
+	int want;
+
+	if (k >= limit)
+		return false;
+	if (k + (e - j) + 1 > limit) {
+		*used = limit - k;
+		*ret = 0;
+	} else if (prev->ret != 0) {
+		*used = e - j + 1;
+		*ret = prev->ret;
+	} else if (k + (e - j) + 1 == limit) {
+		*used = e - j + 1;
+		*ret = 0;
+	} else {
+		return false;
+	}
+	*err = prev->err;
+	last = j + *used - 1;
+	for (i = j; i <= last; i++) {
+		const struct sp__memo_step *s = &st[i], *nx = &st[i + 1];
+		bool ends = i == last && *ret != 0;
+
+		if (s->kind == SP__MEMO_SIMPLE) {
+			if (ends ||
+			    !sp__arch_simple_replays(s->row, stack, nx->sp,
+						     nx->pc + nx->back, nx->fp))
+				return false;
+			continue;
+		}
+		if (s->valid &
+		    ~(uint64_t)(SP__PC_SP | SP__REG_BIT(SP__ARCH_FP)))
+			return false;
+		slow(stack, s, &o);
+		want = ends ? *ret : 0;
+		if (o.ret != want || o.fb != s->fb ||
+		    (want < 0 && o.err != *err))
+			return false;
+		if (want == 0 &&
+		    (o.next[0] != nx->pc + nx->back || o.next[1] != nx->sp ||
+		     o.next[2] != nx->fp || o.valid != nx->valid))
+			return false;
+	}
+	return true;
+}
