@@ -78,6 +78,7 @@ struct resolved {
 
 struct sp_unwinder {
 	struct sp__mem mem;
+	uint64_t gen; /* names this unwinder in walk memos (never reused) */
 	const struct sp_logger *logger;
 	uint32_t max_depth;
 	uint64_t page_size;
@@ -108,6 +109,8 @@ static int read_opts(const struct sp_unwinder_opts *opts,
 	return 0;
 }
 
+static uint64_t unwinder_gens;
+
 int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 		    struct sp_unwinder **out)
 {
@@ -124,6 +127,7 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 	if (!u)
 		return -ENOMEM;
 	u->mem = mem;
+	u->gen = sp__fetch_add_u64(&unwinder_gens, 1) + 1;
 	u->logger = o.logger;
 	u->max_depth = o.max_depth ? o.max_depth : SP_DEPTH_DEFAULT;
 	page = sysconf(_SC_PAGESIZE);
@@ -1120,7 +1124,14 @@ static __attribute__((noinline)) bool memo_hit(struct walk *w, struct cursor *c,
 static void memo_note_slow(struct cursor *c, struct sp__memo_step *r,
 			   const struct sp__cfi_rules *row, int fb)
 {
-	r->kind = SP__MEMO_SLOW;
+	/* The outermost frame's simple row ends the walk by its state alone. */
+	r->kind = row && c->ret == SP__STEP_END &&
+				  (row->flags &
+				   (SP__ROW_RA_UNDEF | SP__ROW_EXTRA |
+				    SP__ROW_SIGNAL)) == SP__ROW_RA_UNDEF &&
+				  row->cfa_reg < SP__ARCH_NREGS ?
+			  SP__MEMO_PURE :
+			  SP__MEMO_SLOW;
 	r->row = row;
 	r->table = c->g.table;
 	r->reason = (uint8_t)c->g.reason;
@@ -1218,7 +1229,7 @@ static void memo_end(struct walk *w, int32_t tid, uint64_t gen, int ret)
 		w->memo->misses++;
 	if (w->unstable)
 		return;
-	sp__memo_keep(w->memo, tid, gen, w->u, w->frames, w->n, ret,
+	sp__memo_keep(w->memo, tid, gen, w->u->gen, w->frames, w->n, ret,
 		      ret < 0 ? w->last_err : 0, w->hit ? w->prev : NULL,
 		      w->hit_j, w->hit_k);
 }
@@ -1325,7 +1336,7 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 	/* JIT code is looked up by time as well: not memoized. */
 	if (memo && gen && !w.jit) {
 		w.memo = memo;
-		w.prev = sp__memo_find(memo, tid, gen, unwinder);
+		w.prev = sp__memo_find(memo, tid, gen, unwinder->gen);
 	}
 	if (walk_can_step(&w, regs)) {
 		ret = walk_frames(&w, regs);

@@ -69,7 +69,7 @@ void sp__walk_memo_counters(const struct sp__walk_memo *m, uint64_t *hits,
 }
 
 struct sp__memo_rec *sp__memo_find(struct sp__walk_memo *m, int32_t tid,
-				   uint64_t gen, const void *unwinder)
+				   uint64_t gen, uint64_t unwinder)
 {
 	unsigned i;
 
@@ -115,7 +115,8 @@ static struct sp__memo_rec *slot_of(struct sp__walk_memo *m, int32_t tid)
  * The per-frame sums of frames [from, to) of @st, whose entry @to holds
  * the sums of what follows (or is the end when @to is the last + 1 and
  * @tail is false): fallbacks from a frame on, and whether the walk from
- * there on may be reused (every frame replayable).
+ * there on may be reused (every frame replayable); and the slots each
+ * simple step read, from the state of the frame after it.
  */
 static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 {
@@ -124,10 +125,15 @@ static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 	size_t i;
 
 	for (i = to; i-- > from;) {
-		fb += st[i].fb != 0;
-		ok &= st[i].usable;
-		st[i].fb_after = fb;
-		st[i].usable = ok;
+		struct sp__memo_step *s = &st[i], *nx = &st[i + 1];
+
+		fb += s->fb != 0;
+		ok &= s->usable;
+		s->fb_after = fb;
+		s->usable = ok;
+		if (s->kind == SP__MEMO_SIMPLE)
+			sp__arch_simple_slots(s->row, nx->sp, nx->pc + nx->back,
+					      nx->fp, s->slot, s->val);
 	}
 }
 
@@ -143,7 +149,7 @@ static void swap_bufs(struct sp__memo_rec *a, struct sp__memo_rec *b)
 }
 
 void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
-		   const void *unwinder, const struct sp_frame *out, size_t n,
+		   uint64_t unwinder, const struct sp_frame *out, size_t n,
 		   int ret, int err, struct sp__memo_rec *prev, size_t j,
 		   size_t k)
 {
@@ -189,16 +195,45 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 	r->valid = true;
 }
 
+/* Whether the slots a simple step read hold the same words in @stack. */
+static inline bool reads_hold(const struct sp__memo_step *s,
+			      const struct sp__stack *stack)
+{
+	uint64_t lim = stack->len - 8, o0 = s->slot[0] - stack->addr,
+		 o1 = s->slot[1] - stack->addr, v0, v1;
+
+	if (o0 > lim || o1 > lim)
+		return false;
+	memcpy(&v0, stack->data + o0, 8);
+	memcpy(&v1, stack->data + o1, 8);
+	return ((v0 ^ s->val[0]) | (v1 ^ s->val[1])) == 0;
+}
+
+/* Re-runs slow step @s on @stack: whether it ends with @want as before. */
+static bool slow_holds(const struct sp__memo_step *s,
+		       const struct sp__memo_step *nx, int want, int err,
+		       const struct sp__stack *stack, sp__memo_slow_fn slow)
+{
+	struct sp__memo_slow_out o;
+
+	if (s->valid & ~(uint64_t)(SP__PC_SP | SP__REG_BIT(SP__ARCH_FP)))
+		return false;
+	slow(stack, s, &o);
+	if (o.ret != want || o.fb != s->fb || (want < 0 && o.err != err))
+		return false;
+	return want != 0 ||
+	       (o.next[0] == nx->pc + nx->back && o.next[1] == nx->sp &&
+		o.next[2] == nx->fp && o.valid == nx->valid);
+}
+
 bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 		     size_t limit, const struct sp__stack *stack,
 		     sp__memo_slow_fn slow, size_t *used, int *ret, int *err)
 {
-	const struct sp__memo_step *st = prev->st + prev->base;
+	const struct sp__memo_step *st = prev->st + prev->base, *s;
 	size_t e = prev->n - 1, i, last;
-	struct sp__memo_slow_out o;
-	int want;
 
-	if (k >= limit)
+	if (k >= limit || stack->len < 8)
 		return false;
 	if (k + (e - j) + 1 > limit) {
 		*used = limit - k;
@@ -214,29 +249,22 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	}
 	*err = prev->err;
 	last = j + *used - 1;
-	for (i = j; i <= last; i++) {
-		const struct sp__memo_step *s = &st[i], *nx = &st[i + 1];
-		bool ends = i == last && *ret != 0;
-
-		if (s->kind == SP__MEMO_SIMPLE) {
-			if (ends ||
-			    !sp__arch_simple_replays(s->row, stack, nx->sp,
-						     nx->pc + nx->back, nx->fp))
+	/* Every step before the last finds its caller as it did. */
+	for (i = j; i < last; i++) {
+		s = &st[i];
+		if (__builtin_expect(s->kind == SP__MEMO_SIMPLE, 1)) {
+			if (!reads_hold(s, stack))
 				return false;
-			continue;
+		} else if (s->kind != SP__MEMO_SLOW ||
+			   !slow_holds(s, s + 1, 0, 0, stack, slow)) {
+			return false;
 		}
-		if (s->valid &
-		    ~(uint64_t)(SP__PC_SP | SP__REG_BIT(SP__ARCH_FP)))
-			return false;
-		slow(stack, s, &o);
-		want = ends ? *ret : 0;
-		if (o.ret != want || o.fb != s->fb ||
-		    (want < 0 && o.err != *err))
-			return false;
-		if (want == 0 &&
-		    (o.next[0] != nx->pc + nx->back || o.next[1] != nx->sp ||
-		     o.next[2] != nx->fp || o.valid != nx->valid))
-			return false;
 	}
-	return true;
+	/* The last one ends the walk as it did, or steps (the limit). */
+	s = &st[last];
+	if (s->kind == SP__MEMO_SIMPLE)
+		return *ret == 0 && reads_hold(s, stack);
+	if (s->kind == SP__MEMO_PURE)
+		return *ret == SP__STEP_END;
+	return slow_holds(s, s + 1, *ret, *err, stack, slow);
 }

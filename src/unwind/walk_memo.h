@@ -45,8 +45,9 @@
 #define SP__MEMO_CAP 512u /* frames per record; deeper walks are not kept */
 
 /* Step kinds. */
-#define SP__MEMO_SIMPLE 0 /* the inline simple step with @row */
+#define SP__MEMO_SIMPLE 0 /* the inline simple step with @row: @slot, @val */
 #define SP__MEMO_SLOW 1	  /* step_slow with @row, @table, @reason */
+#define SP__MEMO_PURE 2	  /* the outermost frame's row: ends, reads nothing */
 
 struct sp__memo_step {
 	uint64_t pc; /* the cursor's lookup pc */
@@ -54,6 +55,7 @@ struct sp__memo_step {
 	uint64_t valid; /* without the pending-save registers */
 	const struct sp__cfi_rules *row;
 	const struct sp__cfi_table *table;
+	uint64_t slot[2], val[2]; /* a simple step's reads (sp__memo_keep) */
 	uint32_t fb_after; /* fallbacks counted at this frame and after */
 	uint8_t back;
 	uint8_t kind;
@@ -68,10 +70,10 @@ struct sp__memo_rec {
 	bool valid;
 	uint64_t gen;
 	uint64_t lru;
-	const void *unwinder;
-	uint32_t base, n; /* frames [base, base + n) */
-	int ret;	  /* 0 (depth limit), SP__STEP_END, -1 */
-	int err;	  /* the error counted at the end when ret is -1 */
+	uint64_t unwinder; /* its generation: addresses are reused */
+	uint32_t base, n;  /* frames [base, base + n) */
+	int ret;	   /* 0 (depth limit), SP__STEP_END, -1 */
+	int err;	   /* the error counted at the end when ret is -1 */
 	struct sp__memo_step *st; /* 2 * SP__MEMO_CAP + 1 */
 	struct sp_frame *out;	  /* 2 * SP__MEMO_CAP */
 };
@@ -93,16 +95,17 @@ static inline struct sp__memo_step *sp__memo_at(struct sp__walk_memo *m,
 }
 
 /*
- * sp__memo_find: the valid record of @tid for @gen and @unwinder, or
+ * sp__memo_find: the valid record of @tid for @gen and @unwinder (its
+ * generation), or
  * NULL; sp__memo_keep: makes the scratch record (@n frames from
  * SP__MEMO_CAP, the walk's frames @out, its end) @tid's, evicting the
  * least recently used; @prev, when the walk reused its frames from @j on
  * (the new walk's frame @k), is merged instead (walk_memo.c).
  */
 struct sp__memo_rec *sp__memo_find(struct sp__walk_memo *m, int32_t tid,
-				   uint64_t gen, const void *unwinder);
+				   uint64_t gen, uint64_t unwinder);
 void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
-		   const void *unwinder, const struct sp_frame *out, size_t n,
+		   uint64_t unwinder, const struct sp_frame *out, size_t n,
 		   int ret, int err, struct sp__memo_rec *prev, size_t j,
 		   size_t k);
 /* Forgets @tid's record (a walk that could not be recorded). */

@@ -135,27 +135,21 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 }
 
 /*
- * The walk memo's replay of a simple step (walk_memo.h): whether @row's
- * step on @stack finds the caller a previous walk found (CFA @cfa, the
- * stripped return address @ra, X29 @fp); the same bounds checks as
- * sp__arch_step_simple, then the same values.
+ * The walk memo's view of a simple step (walk_memo.h): the two slots
+ * sp__arch_step_simple read for @row with CFA @cfa and what they held:
+ * X29 @fp, and the return address @ra after stripping, compared with
+ * the raw slot, so a signed return address never matches (no reuse).
  */
-static inline bool sp__arch_simple_replays(const struct sp__cfi_rules *row,
-					   const struct sp__stack *stack,
-					   uint64_t cfa, uint64_t ra,
-					   uint64_t fp)
+static inline void sp__arch_simple_slots(const struct sp__cfi_rules *row,
+					 uint64_t cfa, uint64_t ra, uint64_t fp,
+					 uint64_t addr[2], uint64_t val[2])
 {
-	uint64_t lim = stack->len - 8, ra_off, fp_off, v, b;
-	bool fp_saved = row->flags & SP__ROW_FP_SAVED;
+	bool saved = row->flags & SP__ROW_FP_SAVED;
 
-	ra_off = cfa + 8 * (uint64_t)(int64_t)row->ra - stack->addr;
-	fp_off = fp_saved ? cfa + 8 * (uint64_t)(int64_t)row->fp - stack->addr :
-			    ra_off;
-	if (stack->len < 8 || ra_off > lim || fp_off > lim)
-		return false;
-	memcpy(&v, stack->data + ra_off, 8);
-	memcpy(&b, stack->data + fp_off, 8);
-	return sp__a64_strip(v) == ra && (!fp_saved || b == fp);
+	addr[0] = cfa + 8 * (uint64_t)(int64_t)row->ra;
+	val[0] = ra;
+	addr[1] = saved ? cfa + 8 * (uint64_t)(int64_t)row->fp : addr[0];
+	val[1] = saved ? fp : ra;
 }
 
 #endif /* SP_UNWIND_ARCH_AARCH64_STEP_H */

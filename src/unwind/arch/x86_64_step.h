@@ -158,29 +158,23 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 }
 
 /*
- * The walk memo's replay of a simple step (walk_memo.h): whether @row's
- * step on @stack finds the caller a previous walk found, CFA (the
- * caller's RSP) @cfa, return address @ra and RBP @fp. With the state
- * before the step unchanged, the step depends on the copy only through
- * the two slots it reads (and where they lie in the copy): the same
- * bounds checks as sp__arch_step_simple, then the same values.
+ * The walk memo's view of a simple step (walk_memo.h): the two slots
+ * sp__arch_step_simple read for @row with CFA (the caller's RSP) @cfa
+ * and what they held, the return address @ra and RBP @fp. When RBP is
+ * not saved the second slot is the first again (the step reads it so).
+ * With the state before the step unchanged, the step depends on the copy
+ * only through them: where they lie in it and their values.
  */
-static inline bool sp__arch_simple_replays(const struct sp__cfi_rules *row,
-					   const struct sp__stack *stack,
-					   uint64_t cfa, uint64_t ra,
-					   uint64_t fp)
+static inline void sp__arch_simple_slots(const struct sp__cfi_rules *row,
+					 uint64_t cfa, uint64_t ra, uint64_t fp,
+					 uint64_t addr[2], uint64_t val[2])
 {
-	uint64_t lim = stack->len - 8, ra_off, bp_off, v, b;
+	bool saved = row->flags & SP__ROW_RBP_SAVED;
 
-	ra_off = cfa + 8 * (uint64_t)(int64_t)row->ra - stack->addr;
-	bp_off = row->flags & SP__ROW_RBP_SAVED ?
-			 cfa + 8 * (uint64_t)(int64_t)row->rbp - stack->addr :
-			 ra_off;
-	if (stack->len < 8 || ra_off > lim || bp_off > lim)
-		return false;
-	memcpy(&v, stack->data + ra_off, 8);
-	memcpy(&b, stack->data + bp_off, 8);
-	return v == ra && (!(row->flags & SP__ROW_RBP_SAVED) || b == fp);
+	addr[0] = cfa + 8 * (uint64_t)(int64_t)row->ra;
+	val[0] = ra;
+	addr[1] = saved ? cfa + 8 * (uint64_t)(int64_t)row->rbp : addr[0];
+	val[1] = saved ? fp : ra;
 }
 
 #endif /* SP_UNWIND_ARCH_X86_64_STEP_H */
