@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The walk memo: a reused walk equals the full walk, frame by frame. */
+#define _GNU_SOURCE
+#include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,9 @@
  *   depth       unwinders whose depth limit cuts the reused suffix
  *   gens        a new map generation (another module id) is never reused
  *   threads     more threads than the memo keeps, interleaved
+ *   synthetic   frame-pointer chains in code without unwind data (every
+ *               frame a counted fallback), their words changed at random
+ *               and their copies cut at random (a fuzz of the replay)
  */
 
 #define CAP 1100
@@ -42,11 +47,57 @@ static struct self_sample *next_capture(void)
 	return &captures[ncaptures++];
 }
 
+static struct self_sample *walk_sample;
+static int walk_calls;
+static volatile int walk_sink;
+
+/* Not static: libc's twalk calls back into it. */
+void memo_walk_action(const void *node, VISIT which, int depth);
+
+static void free_nothing(void *p)
+{
+	(void)p;
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+SELF_NOIPA void memo_walk_action(const void *node, VISIT which, int depth)
+{
+	(void)node;
+	(void)depth;
+	if (which == leaf && walk_calls++ == 5)
+		sample_here(walk_sample);
+	walk_sink++; /* no tail call: keep this frame */
+}
+
+/* libc frames (twalk's recursion), some of which save RBP. */
+static void capture_twalk(struct self_sample *s)
+{
+	static int keys[64];
+	void *root = NULL;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		keys[i] = (i * 7919) % 64;
+		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
+	}
+	walk_calls = 0;
+	walk_sample = s;
+	twalk(root, memo_walk_action);
+	tdestroy(root, free_nothing);
+}
+
 static void capture_all(void)
 {
 	int depth;
 
 	chain_a(next_capture(), 1);
+	capture_twalk(next_capture());
 	dso_entry2(chain_cb, next_capture());
 	sp_test_cfa_rbx(chain_cb, next_capture());
 	for (depth = 1; depth <= 90; depth += 4)
@@ -232,6 +283,69 @@ static void threads(struct sp_unwinder *u, struct sp_unwinder *ref,
 	}
 }
 
+/*
+ * Synthetic frame-pointer chains: records [RBP] = caller's RBP, [RBP + 8]
+ * = return address every 256 bytes of a 4 KiB copy, the last with RBP 0;
+ * return addresses in an anonymous mapping without unwind data or in no
+ * mapping (both counted fallbacks). A sample starts at a random record
+ * with a random leaf pc; some words are changed, some copies cut.
+ */
+#define SYN_ADDR 0x7ffd00000000ull
+#define SYN_LEN 4096
+#define SYN_CODE 0x400000ull
+
+static void syn_build(uint8_t *stack, uint32_t *seed)
+{
+	uint64_t w;
+	size_t off;
+
+	memset(stack, 0, SYN_LEN);
+	for (off = 256; off + 256 < SYN_LEN; off += 256) {
+		w = off + 512 < SYN_LEN ? SYN_ADDR + off + 256 : 0;
+		memcpy(stack + off, &w, 8);
+		w = rng(seed) % 4 ? SYN_CODE + rng(seed) % 0x100000 :
+				    0x900000 + rng(seed) % 0x1000;
+		memcpy(stack + off + 8, &w, 8);
+	}
+}
+
+static void synthetic(struct sp_unwinder *u, struct sp_unwinder *ref,
+		      struct sp__walk_memo *memo)
+{
+	static uint8_t base[SYN_LEN], copy[SYN_LEN];
+	struct sp_mapping m = { .start = SYN_CODE,
+				.end = SYN_CODE + 0x200000,
+				.flags = 0,
+				.module_id = 3 };
+	struct self_sample s;
+	uint64_t before = hits(memo), w;
+	uint32_t seed = 777;
+	size_t i, k, len;
+
+	syn_build(base, &seed);
+	memset(&s, 0, sizeof(s));
+	s.regs.abi = SP_REGS_ABI_64;
+	s.regs.arch = SP_ARCH_NATIVE;
+	s.regs.valid = (1ull << SELF_PC) | (1ull << SELF_SP) |
+		       (1ull << SELF_FP);
+	s.stack_addr = SYN_ADDR;
+	for (i = 0; i < 3000; i++) {
+		if (i % 500 == 499)
+			syn_build(base, &seed);
+		memcpy(copy, base, SYN_LEN);
+		s.regs.r[SELF_PC] = SYN_CODE + rng(&seed) % 64;
+		s.regs.r[SELF_SP] = SYN_ADDR;
+		s.regs.r[SELF_FP] = SYN_ADDR + 256 * (1 + rng(&seed) % 14);
+		for (k = rng(&seed) % 8 ? 0 : 1 + rng(&seed) % 3; k > 0; k--) {
+			w = rng(&seed) % 3 ? rng(&seed) : 0;
+			memcpy(copy + 8 * (rng(&seed) % (SYN_LEN / 8)), &w, 8);
+		}
+		len = rng(&seed) % 6 ? SYN_LEN : rng(&seed) % SYN_LEN;
+		check_one(u, ref, memo, &s, copy, len, 21, 1, &m, 1);
+	}
+	CHECK(hits(memo) > before + 500);
+}
+
 int main(void)
 {
 	struct sp_unwinder *u, *ref;
@@ -250,6 +364,7 @@ int main(void)
 	depths(memo);
 	gens(u, ref, memo);
 	threads(u, ref, memo);
+	synthetic(u, ref, memo);
 	printf("walk memo: %zu unwinds compared, %llu reused\n", compared,
 	       (unsigned long long)hits(memo));
 	sp_unwinder_free(u);
