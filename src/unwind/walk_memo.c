@@ -68,21 +68,6 @@ void sp__walk_memo_counters(const struct sp__walk_memo *m, uint64_t *hits,
 	*frames_reused = m ? m->frames_reused : 0;
 }
 
-struct sp__memo_rec *sp__memo_find(struct sp__walk_memo *m, int32_t tid,
-				   uint64_t gen, uint64_t unwinder)
-{
-	unsigned i;
-
-	for (i = 0; i < SP__MEMO_TIDS; i++) {
-		struct sp__memo_rec *r = &m->rec[i];
-
-		if (r->valid && r->tid == tid && r->gen == gen &&
-		    r->unwinder == unwinder && r->n)
-			return r;
-	}
-	return NULL;
-}
-
 void sp__memo_drop(struct sp__walk_memo *m, int32_t tid)
 {
 	unsigned i;
@@ -137,6 +122,29 @@ static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 	}
 }
 
+/*
+ * The record of @tid; a walk kept whole gets its sums here, when the
+ * thread comes back, so that walks nothing reuses cost only their copy.
+ */
+struct sp__memo_rec *sp__memo_find(struct sp__walk_memo *m, int32_t tid,
+				   uint64_t gen, uint64_t unwinder)
+{
+	unsigned i;
+
+	for (i = 0; i < SP__MEMO_TIDS; i++) {
+		struct sp__memo_rec *r = &m->rec[i];
+
+		if (!r->valid || r->tid != tid || r->gen != gen ||
+		    r->unwinder != unwinder || !r->n)
+			continue;
+		if (!r->ready)
+			sums(r->st + r->base, 0, r->n, false);
+		r->ready = true;
+		return r;
+	}
+	return NULL;
+}
+
 static void swap_bufs(struct sp__memo_rec *a, struct sp__memo_rec *b)
 {
 	struct sp__memo_step *st = a->st;
@@ -182,8 +190,11 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 		memcpy(m->scratch.out + SP__MEMO_CAP, out, n * sizeof(*out));
 		swap_bufs(r, &m->scratch);
 		r->base = SP__MEMO_CAP;
-		st = r->st + SP__MEMO_CAP;
-		sums(st, 0, n, false);
+		r->ready = false; /* sums(): at the next sp__memo_find */
+		if (prev) {
+			sums(r->st + SP__MEMO_CAP, 0, n, false);
+			r->ready = true;
+		}
 	}
 	r->n = (uint32_t)n;
 	r->ret = ret;
@@ -195,17 +206,21 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 	r->valid = true;
 }
 
-/* Whether the slots a simple step read hold the same words in @stack. */
+/*
+ * Whether the slots a simple step read hold the same words in the copy
+ * (@data, @addr, @lim = its length - 8): the two reads and the bounds
+ * checks of sp__arch_step_simple, offsets modulo 2^64 from the copy's
+ * start, so one comparison rejects both sides.
+ */
 static inline bool reads_hold(const struct sp__memo_step *s,
-			      const struct sp__stack *stack)
+			      const uint8_t *data, uint64_t addr, uint64_t lim)
 {
-	uint64_t lim = stack->len - 8, o0 = s->slot[0] - stack->addr,
-		 o1 = s->slot[1] - stack->addr, v0, v1;
+	uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
 
-	if (o0 > lim || o1 > lim)
+	if ((o0 > lim) | (o1 > lim))
 		return false;
-	memcpy(&v0, stack->data + o0, 8);
-	memcpy(&v1, stack->data + o1, 8);
+	memcpy(&v0, data + o0, 8);
+	memcpy(&v1, data + o1, 8);
 	return ((v0 ^ s->val[0]) | (v1 ^ s->val[1])) == 0;
 }
 
@@ -231,6 +246,8 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 		     sp__memo_slow_fn slow, size_t *used, int *ret, int *err)
 {
 	const struct sp__memo_step *st = prev->st + prev->base, *s;
+	const uint8_t *data = stack->data;
+	uint64_t addr = stack->addr, lim = stack->len - 8;
 	size_t e = prev->n - 1, i, last;
 
 	if (k >= limit || stack->len < 8)
@@ -253,7 +270,7 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	for (i = j; i < last; i++) {
 		s = &st[i];
 		if (__builtin_expect(s->kind == SP__MEMO_SIMPLE, 1)) {
-			if (!reads_hold(s, stack))
+			if (!reads_hold(s, data, addr, lim))
 				return false;
 		} else if (s->kind != SP__MEMO_SLOW ||
 			   !slow_holds(s, s + 1, 0, 0, stack, slow)) {
@@ -263,7 +280,7 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	/* The last one ends the walk as it did, or steps (the limit). */
 	s = &st[last];
 	if (s->kind == SP__MEMO_SIMPLE)
-		return *ret == 0 && reads_hold(s, stack);
+		return *ret == 0 && reads_hold(s, data, addr, lim);
 	if (s->kind == SP__MEMO_PURE)
 		return *ret == SP__STEP_END;
 	return slow_holds(s, s + 1, *ret, *err, stack, slow);

@@ -68,6 +68,7 @@ struct sp__memo_step {
 struct sp__memo_rec {
 	int32_t tid;
 	bool valid;
+	bool ready; /* the per-frame sums are made (else at the next find) */
 	uint64_t gen;
 	uint64_t lru;
 	uint64_t unwinder; /* its generation: addresses are reused */
