@@ -116,6 +116,9 @@ static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 		ok &= s->usable;
 		s->fb_after = fb;
 		s->usable = ok;
+		/* Other steps: slots at 0, outside every copy (replay). */
+		memset(s->slot, 0, sizeof(s->slot));
+		memset(s->val, 0, sizeof(s->val));
 		if (s->kind == SP__MEMO_SIMPLE)
 			sp__arch_simple_slots(s->row, nx->sp, nx->pc + nx->back,
 					      nx->fp, s->slot, s->val);
@@ -206,24 +209,6 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 	r->valid = true;
 }
 
-/*
- * Whether the slots a simple step read hold the same words in the copy
- * (@data, @addr, @lim = its length - 8): the two reads and the bounds
- * checks of sp__arch_step_simple, offsets modulo 2^64 from the copy's
- * start, so one comparison rejects both sides.
- */
-static inline bool reads_hold(const struct sp__memo_step *s,
-			      const uint8_t *data, uint64_t addr, uint64_t lim)
-{
-	uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
-
-	if ((o0 > lim) | (o1 > lim))
-		return false;
-	memcpy(&v0, data + o0, 8);
-	memcpy(&v1, data + o1, 8);
-	return ((v0 ^ s->val[0]) | (v1 ^ s->val[1])) == 0;
-}
-
 /* Re-runs slow step @s on @stack: whether it ends with @want as before. */
 static bool slow_holds(const struct sp__memo_step *s,
 		       const struct sp__memo_step *nx, int want, int err,
@@ -248,9 +233,10 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	const struct sp__memo_step *st = prev->st + prev->base, *s;
 	const uint8_t *data = stack->data;
 	uint64_t addr = stack->addr, lim = stack->len - 8;
-	size_t e = prev->n - 1, i, last;
+	size_t e = prev->n - 1, last;
 
-	if (k >= limit || stack->len < 8)
+	/* A copy at address 0 would cover the 0 slots of the other steps. */
+	if (k >= limit || stack->len < 8 || addr == 0)
 		return false;
 	if (k + (e - j) + 1 > limit) {
 		*used = limit - k;
@@ -266,21 +252,38 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	}
 	*err = prev->err;
 	last = j + *used - 1;
-	/* Every step before the last finds its caller as it did. */
-	for (i = j; i < last; i++) {
-		s = &st[i];
-		if (__builtin_expect(s->kind == SP__MEMO_SIMPLE, 1)) {
-			if (!reads_hold(s, data, addr, lim))
+	/*
+	 * Every step before the last finds its caller as it did: a simple
+	 * step reads the same two words (the bounds checks and the reads of
+	 * sp__arch_step_simple, offsets modulo 2^64 from the copy's start,
+	 * so one comparison rejects both sides); the slots of the others are
+	 * 0, outside every copy, and they are re-run.
+	 */
+	for (s = st + j; s < st + last; s++) {
+		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
+
+		if (__builtin_expect((o0 > lim) | (o1 > lim), 0)) {
+			if (s->kind != SP__MEMO_SLOW ||
+			    !slow_holds(s, s + 1, 0, 0, stack, slow))
 				return false;
-		} else if (s->kind != SP__MEMO_SLOW ||
-			   !slow_holds(s, s + 1, 0, 0, stack, slow)) {
-			return false;
+			continue;
 		}
+		memcpy(&v0, data + o0, 8);
+		memcpy(&v1, data + o1, 8);
+		if ((v0 ^ s->val[0]) | (v1 ^ s->val[1]))
+			return false;
 	}
 	/* The last one ends the walk as it did, or steps (the limit). */
 	s = &st[last];
-	if (s->kind == SP__MEMO_SIMPLE)
-		return *ret == 0 && reads_hold(s, data, addr, lim);
+	if (s->kind == SP__MEMO_SIMPLE) {
+		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
+
+		if (*ret != 0 || o0 > lim || o1 > lim)
+			return false;
+		memcpy(&v0, data + o0, 8);
+		memcpy(&v1, data + o1, 8);
+		return ((v0 ^ s->val[0]) | (v1 ^ s->val[1])) == 0;
+	}
 	if (s->kind == SP__MEMO_PURE)
 		return *ret == SP__STEP_END;
 	return slow_holds(s, s + 1, *ret, *err, stack, slow);
