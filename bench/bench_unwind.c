@@ -18,6 +18,7 @@
 #include "cfi_oracle.h"
 #include "image.h"
 #include "unwind_internal.h"
+#include "unwind_jit.h"
 
 /*
  * Three measurements, JSON lines:
@@ -49,6 +50,13 @@
  * reads of lines written on another CPU add to it. "varied" is the worst
  * case, every copy cold in memory, as an embedder that stores copies and
  * unwinds them much later would see.
+ * --memo instead measures the walk memo (unwind_jit.h) on the corpus in
+ * capture order, stacks in cache (pass_window): "memo" lines give ns per
+ * sample without a memo, with one where every sample is its own thread
+ * (tid_per_sample: nothing repeats, the memo only records: its overhead)
+ * and with one where they are all one thread (same_tid: outer frames
+ * repeat from sample to sample), median of RUNS runs, the three
+ * alternating, ratios within each run.
  * Each figure is the median of RUNS runs, ours and libdw alternating, with
  * the ratio taken within each run. Times are thread CPU time.
  * Targets (reported, never enforced): <= 30 ns/frame warm, >= 5x faster
@@ -208,12 +216,18 @@ struct timing {
 	uint64_t frames;
 };
 
+/* The memo of --memo's runs, and how its samples name threads. */
+static struct sp__walk_memo *bench_memo;
+static int memo_tids; /* 0: one thread; 1: a thread per sample */
+
 /* Unwinds sample @s once; returns the frames stored. */
 static uint64_t unwind_ours(struct sp_unwinder *u, const struct bench_sample *s)
 {
 	static struct sp_frame frames[CAP];
-	int n = sp_unwinder_unwind(u, &s->regs, s->stack, s->len, s->addr, maps,
-				   nmaps, frames, CAP, NULL);
+	int32_t tid = memo_tids ? (int32_t)(s - corpus.s) + 1 : 1;
+	int n = sp__unwinder_unwind_jit(u, &s->regs, s->stack, s->len, s->addr,
+					maps, nmaps, NULL, 0, bench_memo, tid,
+					bench_memo ? 1 : 0, frames, CAP, NULL);
 
 	return n > 0 ? (uint64_t)n : 0;
 }
@@ -545,6 +559,51 @@ static void report(struct sp_unwinder *u, const char *mode, int inner)
 	       median(ratio, RUNS), median(touch, RUNS));
 }
 
+/* --memo: the walk memo against none, stacks in cache (see the top). */
+static void report_memo(struct sp_unwinder *u)
+{
+	double none[RUNS], own[RUNS], same[RUNS], r_own[RUNS], r_same[RUNS];
+	struct sp__mem mem;
+	struct timing a, b, c;
+	uint64_t hits, misses, reused;
+	int run;
+
+	sp__mem_init(&mem, NULL);
+	if (sp__walk_memo_new(&mem, &bench_memo))
+		return;
+	for (run = 0; run < RUNS; run++) {
+		struct sp__walk_memo *m = bench_memo;
+
+		bench_memo = NULL;
+		a = pass(u, 0);
+		bench_memo = m;
+		memo_tids = 1;
+		b = pass(u, 0);
+		memo_tids = 0;
+		c = pass(u, 0);
+		none[run] = (double)a.ns / (double)corpus.n;
+		own[run] = (double)b.ns / (double)corpus.n;
+		same[run] = (double)c.ns / (double)corpus.n;
+		r_own[run] = own[run] / none[run];
+		r_same[run] = same[run] / none[run];
+		if (a.frames != b.frames || a.frames != c.frames)
+			fprintf(stderr, "bench_unwind: memo frames differ\n");
+	}
+	sp__walk_memo_counters(bench_memo, &hits, &misses, &reused);
+	printf("{\"bench\":\"memo\",\"samples\":%zu,\"runs\":%d,"
+	       "\"frames_per_sample\":%.1f,\"ns_per_sample_no_memo\":%.0f,"
+	       "\"ns_per_sample_tid_per_sample\":%.0f,"
+	       "\"ns_per_sample_same_tid\":%.0f,"
+	       "\"ratio_tid_per_sample\":%.3f,\"ratio_same_tid\":%.3f,"
+	       "\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
+	       ",\"frames_reused\":%" PRIu64 "}\n",
+	       corpus.n, RUNS, (double)a.frames / (double)corpus.n,
+	       median(none, RUNS), median(own, RUNS), median(same, RUNS),
+	       median(r_own, RUNS), median(r_same, RUNS), hits, misses, reused);
+	sp__walk_memo_free(bench_memo);
+	bench_memo = NULL;
+}
+
 /* --profile MODE [PASSES]: only our unwinder, for perf record. */
 static void profile(struct sp_unwinder *u, const char *mode, int passes)
 {
@@ -561,10 +620,11 @@ int main(int argc, char **argv)
 {
 	const char *prof = argc > 2 && !strcmp(argv[1], "--profile") ? argv[2] :
 								       NULL;
+	bool memo = argc > 1 && !strcmp(argv[1], "--memo");
 	struct sp_unwinder *u;
 	int err;
 
-	if (prof)
+	if (prof || memo)
 		goto capture;
 	if (argc > 2 && (!strcmp(argv[1], "--table-only") ||
 			 !strcmp(argv[1], "--table-only-libdw"))) {
@@ -601,6 +661,10 @@ capture:
 	describe_corpus(u); /* also builds every table: not measured */
 	if (prof) {
 		profile(u, prof, argc > 3 ? atoi(argv[3]) : 25);
+		goto out;
+	}
+	if (memo) {
+		report_memo(u);
 		goto out;
 	}
 	dw_open();

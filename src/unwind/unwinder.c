@@ -19,6 +19,7 @@
 #include "unwind_internal.h"
 #include "unwind_stats.h"
 #include "vec.h"
+#include "walk_memo.h"
 
 /*
  * Two caches make the per-frame path cheap and lock-free:
@@ -77,6 +78,7 @@ struct resolved {
 
 struct sp_unwinder {
 	struct sp__mem mem;
+	uint64_t gen; /* names this unwinder in walk memos (never reused) */
 	const struct sp_logger *logger;
 	uint32_t max_depth;
 	uint64_t page_size;
@@ -107,6 +109,8 @@ static int read_opts(const struct sp_unwinder_opts *opts,
 	return 0;
 }
 
+static uint64_t unwinder_gens;
+
 int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 		    struct sp_unwinder **out)
 {
@@ -123,6 +127,7 @@ int sp_unwinder_new(const struct sp_unwinder_opts *opts,
 	if (!u)
 		return -ENOMEM;
 	u->mem = mem;
+	u->gen = sp__fetch_add_u64(&unwinder_gens, 1) + 1;
 	u->logger = o.logger;
 	u->max_depth = o.max_depth ? o.max_depth : SP_DEPTH_DEFAULT;
 	page = sysconf(_SC_PAGESIZE);
@@ -597,6 +602,14 @@ struct walk {
 	const struct sp__jit_index *jit; /* JIT code of the process, or NULL */
 	uint64_t time;			 /* the sample's, for @jit */
 	bool fell_back;			 /* a fallback was counted in @st */
+	bool unstable; /* a resolution failed: the walk is not recorded */
+	/* The walk memo (walk_memo.h): @prev, the thread's last walk, reused
+	 * from its frame @hit_j on at this walk's frame @hit_k when @hit. */
+	struct sp__walk_memo *memo;
+	struct sp__memo_rec *prev;
+	bool hit;
+	int last_err; /* the error the walk counted at its end */
+	size_t hit_j, hit_k;
 	unsigned nregions, next_region;
 	struct region regions[REGIONS];
 };
@@ -625,6 +638,7 @@ static void region_fill(struct walk *w, struct region *g,
 	const struct resolved *r = resolve(w->u, m);
 	const struct sp__cfi_table *t = r ? r->table : NULL;
 
+	w->unstable |= !r; /* -ENOMEM: a later walk may resolve it */
 	memset(g, 0, sizeof(*g));
 	g->start = m->start;
 	g->len = m->end - m->start;
@@ -807,45 +821,93 @@ static inline void regs_copy(struct sp_regs *to, const struct sp_regs *from)
  * Every step the fast path declines: the full CFI step with rule set @row
  * of @table (unusual rules, signal frames, errors), else frame pointers,
  * counting @reason when they find a caller. Updates
- * @cur in place; returns 0, SP__STEP_END or -1, counting errors and
- * fallbacks.
+ * @cur in place; returns 0, SP__STEP_END or -1, with the error to count
+ * in *@err (when -1) and the fallback to count + 1 in *@fb (0: none).
  */
-static int step_slow(struct walk *w, const struct sp__cfi_table *table,
-		     enum sp_unwind_fallback reason,
-		     const struct sp__cfi_rules *row, struct sp_regs *cur,
-		     bool *signal)
+static int step_slow_core(const struct sp__stack *stack,
+			  const struct sp__cfi_table *table,
+			  enum sp_unwind_fallback reason,
+			  const struct sp__cfi_rules *row, struct sp_regs *cur,
+			  bool *signal, int *err, int *fb)
 {
 	struct sp__step_fail fail = { 0 }, fp_fail;
 	struct sp_regs next;
 	int ret = -1;
 
 	*signal = false;
+	*fb = 0;
 	if (row) {
-		ret = sp__arch_step_cfi(table, row, &w->stack, cur, &next,
-					&fail);
+		ret = sp__arch_step_cfi(table, row, stack, cur, &next, &fail);
 		*signal = ret >= 0 && (row->flags & SP__ROW_SIGNAL);
 		/* The copy ends before the saved slots: frame pointers would
 		 * only find older bytes and invent a caller. */
 		if (ret < 0 && fail.error == SP_SAMPLE_ERR_STACK_TRUNCATED) {
-			w->st.errors[fail.error]++;
+			*err = (int)fail.error;
 			return -1;
 		}
 		reason = fail.fallback;
 	}
 	if (ret < 0) {
-		ret = sp__arch_step_fp(&w->stack, cur, &next, &fp_fail);
+		ret = sp__arch_step_fp(stack, cur, &next, &fp_fail);
 		if (ret < 0) {
 			/* Why CFI failed when it was tried, else why FP did. */
-			w->st.errors[row ? fail.error : fp_fail.error]++;
+			*err = (int)(row ? fail.error : fp_fail.error);
 			return -1;
 		}
 		/* Counted when it found a caller, not at the chain's end. */
-		w->st.fallbacks[reason] += ret == 0;
-		w->fell_back |= ret == 0;
+		*fb = ret == 0 ? (int)reason + 1 : 0;
 	}
 	if (ret == 0)
 		regs_copy(cur, &next);
 	return ret;
+}
+
+/* step_slow_core, counting into @w; the fallback + 1 in *@fb. */
+static int step_slow(struct walk *w, const struct sp__cfi_table *table,
+		     enum sp_unwind_fallback reason,
+		     const struct sp__cfi_rules *row, struct sp_regs *cur,
+		     bool *signal, int *fb)
+{
+	int err = 0, ret;
+
+	ret = step_slow_core(&w->stack, table, reason, row, cur, signal, &err,
+			     fb);
+	if (ret < 0) {
+		w->st.errors[err]++;
+		w->last_err = err;
+	}
+	if (*fb) {
+		w->st.fallbacks[*fb - 1]++;
+		w->fell_back = true;
+	}
+	return ret;
+}
+
+/* The memo's re-run of a slow step (walk_memo.h) on a new copy. */
+static void memo_slow(const struct sp__stack *stack,
+		      const struct sp__memo_step *s,
+		      struct sp__memo_slow_out *out)
+{
+	struct sp_regs r;
+	bool signal;
+
+	memset(&r, 0, sizeof(r));
+	r.arch = SP__ARCH;
+	r.abi = SP_REGS_ABI_64;
+	r.valid = s->valid;
+	r.r[SP__ARCH_PC] = s->pc + s->back;
+	r.r[SP__ARCH_SP] = s->sp;
+	r.r[SP__ARCH_FP] = s->fp;
+	out->err = 0;
+	out->ret = step_slow_core(stack, s->table,
+				  (enum sp_unwind_fallback)s->reason, s->row,
+				  &r, &signal, &out->err, &out->fb);
+	out->next[0] = sp__arch_pc(&r);
+	out->next[1] = sp__arch_sp(&r);
+	out->next[2] = r.r[SP__ARCH_FP];
+	out->valid = r.valid & ~(uint64_t)SP__SAVES_MASK;
+	if (signal)
+		out->ret = -2; /* never replayed: signal rows are not usable */
 }
 
 /*
@@ -884,6 +946,11 @@ struct cursor {
 	uint64_t prefetch_sp; /* no request is due while sp <= prefetch_sp */
 	int ret;	      /* when stopped: 0 (limit), SP__STEP_END or -1 */
 	unsigned npending;    /* entries of the walk's pending_save array */
+	/* The walk memo: this walk's record (NULL: none) and the thread's
+	 * last walk, @pn frames, matched from frame @pj on by stack pointer. */
+	struct sp__memo_step *rec;
+	const struct sp__memo_step *prev;
+	size_t pj, pn;
 };
 
 /*
@@ -946,6 +1013,16 @@ static inline void cursor_start(struct walk *w, struct cursor *c,
 	c->npending = 0;
 	c->prefetched = (uintptr_t)c->stack.data & ~(uintptr_t)63;
 	c->prefetch_sp = 0;
+	c->rec = NULL;
+	c->prev = NULL;
+	c->pj = c->pn = 0;
+	if (w->memo && w->stack.len >= 8) {
+		c->rec = sp__memo_at(w->memo, 0);
+		if (w->prev) {
+			c->prev = w->prev->st + w->prev->base;
+			c->pn = w->prev->n;
+		}
+	}
 	prefetch_stack(c, sp__arch_sp(regs));
 }
 
@@ -966,6 +1043,104 @@ static void frame_at_trampoline(struct cursor *c)
 }
 
 /*
+ * The walk memo's part of a frame (walk_memo.h). memo_note records the
+ * cursor's state at the frame about to be stepped (NULL when the record
+ * is full: the walk is then not kept); memo_candidate moves the match in
+ * the previous walk up to this stack pointer and tells whether that
+ * frame had this state, when the walk from there on can be reused.
+ */
+static inline struct sp__memo_step *memo_note(struct cursor *c)
+{
+	struct sp__memo_step *r;
+
+	if (__builtin_expect(c->n >= SP__MEMO_CAP, 0)) {
+		c->rec = NULL;
+		return NULL;
+	}
+	r = &c->rec[c->n];
+	r->pc = c->pc;
+	r->sp = sp__arch_sp(&c->cur);
+	r->fp = c->cur.r[SP__ARCH_FP];
+	r->valid = c->cur.valid & ~(uint64_t)SP__SAVES_MASK;
+	r->back = (uint8_t)c->back;
+	return r;
+}
+
+static inline bool memo_candidate(struct cursor *c,
+				  const struct sp__memo_step *r)
+{
+	const struct sp__memo_step *p;
+
+	while (c->pj < c->pn && c->prev[c->pj].sp < r->sp)
+		c->pj++;
+	if (c->pj >= c->pn)
+		return false;
+	p = &c->prev[c->pj];
+	return p->sp == r->sp && p->pc == r->pc && p->usable &&
+	       p->fp == r->fp && p->valid == r->valid && p->back == r->back &&
+	       !(r->valid & ~(uint64_t)(SP__PC_SP | SP__REG_BIT(SP__ARCH_FP)));
+}
+
+/*
+ * Replays the previous walk from the matched frame on the new copy; when
+ * it holds, its frames and counters are this walk's and the walk ends.
+ */
+static __attribute__((noinline)) bool memo_hit(struct walk *w, struct cursor *c,
+					       const struct sp__memo_step *r)
+{
+	const struct sp__memo_rec *prev = w->prev;
+	const struct sp__memo_step *p;
+	size_t used, i;
+	int ret, err;
+
+	(void)r;
+	if (!sp__memo_replay(prev, c->pj, c->n, c->limit, &c->stack, memo_slow,
+			     &used, &ret, &err))
+		return false;
+	p = &c->prev[c->pj];
+	memcpy(&c->frames[c->n], &prev->out[prev->base + c->pj],
+	       used * sizeof(*c->frames));
+	if (p->fb_after)
+		for (i = 0; i < used; i++)
+			if (p[i].fb) {
+				w->st.fallbacks[p[i].fb - 1]++;
+				w->fell_back = true;
+			}
+	if (ret < 0) {
+		w->st.errors[err]++;
+		w->last_err = err;
+	}
+	w->hit = true;
+	w->hit_j = c->pj;
+	w->hit_k = c->n;
+	c->n += used;
+	c->ret = ret;
+	w->memo->hits++;
+	w->memo->frames_reused += used;
+	return true;
+}
+
+/* A slow step's record: replayable unless it needed the pending saves. */
+static void memo_note_slow(struct cursor *c, struct sp__memo_step *r,
+			   const struct sp__cfi_rules *row, int fb)
+{
+	/* The outermost frame's simple row ends the walk by its state alone. */
+	r->kind = row && c->ret == SP__STEP_END &&
+				  (row->flags &
+				   (SP__ROW_RA_UNDEF | SP__ROW_EXTRA |
+				    SP__ROW_SIGNAL)) == SP__ROW_RA_UNDEF &&
+				  row->cfa_reg < SP__ARCH_NREGS ?
+			  SP__MEMO_PURE :
+			  SP__MEMO_SLOW;
+	r->row = row;
+	r->table = c->g.table;
+	r->reason = (uint8_t)c->g.reason;
+	r->fb = (uint8_t)fb;
+	r->usable = !sp__arch_step_needs_saves(row) &&
+		    !(row && (row->flags & SP__ROW_SIGNAL));
+}
+
+/*
  * One frame: stores the frame of the cursor's pc and steps to its caller.
  * Returns true to go on, false when the stack ended (c->ret ==
  * SP__STEP_END), failed (-1) or reached the limit (0). The pc is the
@@ -978,14 +1153,27 @@ static inline __attribute__((always_inline)) bool
 frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 {
 	const struct sp__cfi_rules *row;
+	struct sp__memo_step *r = NULL;
 	bool signal = false;
+	int fb = 0;
 
+	if (c->rec) {
+		r = memo_note(c);
+		if (r && c->prev && memo_candidate(c, r) && memo_hit(w, c, r))
+			return false;
+	}
 	/* Unsigned: one comparison checks both ends. */
 	if (__builtin_expect(c->pc - c->g.start >= c->g.len, 0))
 		c->g = *region_enter(w, c->pc);
 	put_frame(&c->frames[c->n++], &c->g, c->pc);
 	row = region_rules(w->u, &c->g, c->pc);
 	if (row && sp__arch_step_simple(row, &c->stack, &c->cur) == 0) {
+		if (r) {
+			r->row = row;
+			r->kind = SP__MEMO_SIMPLE;
+			r->fb = 0;
+			r->usable = 1;
+		}
 		/* Stored always, kept when it saves something: no branch. */
 		pending[c->npending].cfa = sp__arch_sp(&c->cur);
 		pending[c->npending].saves = row->saves;
@@ -998,7 +1186,9 @@ frame_step(struct walk *w, struct cursor *c, struct pending_save *pending)
 		if (sp__arch_step_needs_saves(row))
 			cursor_flush(c, pending);
 		c->ret = step_slow(w, c->g.table, c->g.reason, row, &c->cur,
-				   &signal);
+				   &signal, &fb);
+		if (r)
+			memo_note_slow(c, r, row, fb);
 		if (c->ret != 0)
 			return false;
 	}
@@ -1023,7 +1213,25 @@ static int walk_frames(struct walk *w, const struct sp_regs *regs)
 	while (frame_step(w, &c, pending))
 		;
 	w->n = c.n;
+	if (!c.rec)
+		w->unstable |= w->memo != NULL;
+	else if (!w->hit && c.ret == 0 && c.n < SP__MEMO_CAP)
+		memo_note(&c); /* the limit: the state after the last step */
+	else if (!w->hit && c.ret == 0)
+		w->unstable = true;
 	return c.ret;
+}
+
+/* After the frame loop: the walk becomes the thread's record. */
+static void memo_end(struct walk *w, int32_t tid, uint64_t gen, int ret)
+{
+	if (!w->hit)
+		w->memo->misses++;
+	if (w->unstable)
+		return;
+	sp__memo_keep(w->memo, tid, gen, w->u->gen, w->frames, w->n, ret,
+		      ret < 0 ? w->last_err : 0, w->hit ? w->prev : NULL,
+		      w->hit_j, w->hit_k);
 }
 
 /*
@@ -1102,8 +1310,8 @@ int sp_unwinder_unwind(struct sp_unwinder *unwinder, const struct sp_regs *regs,
 		       struct sp_unwind_stats *stats)
 {
 	return sp__unwinder_unwind_jit(unwinder, regs, stack, stack_len,
-				       stack_addr, maps, nmaps, NULL, 0, frames,
-				       cap, stats);
+				       stack_addr, maps, nmaps, NULL, 0, NULL,
+				       0, 0, frames, cap, stats);
 }
 
 int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
@@ -1111,10 +1319,12 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 			    size_t stack_len, uint64_t stack_addr,
 			    const struct sp_mapping *maps, size_t nmaps,
 			    const struct sp__jit_index *jit, uint64_t time,
-			    struct sp_frame *frames, size_t cap,
+			    struct sp__walk_memo *memo, int32_t tid,
+			    uint64_t gen, struct sp_frame *frames, size_t cap,
 			    struct sp_unwind_stats *stats)
 {
 	struct walk w;
+	int ret = -1;
 
 	if (!unwinder || !regs ||
 	    (regs->arch != SP_ARCH_NATIVE && regs->arch != SP__ARCH) ||
@@ -1123,7 +1333,15 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 		return -EINVAL;
 	w.jit = jit && jit->n ? jit : NULL;
 	w.time = time;
-	return walk_end(&w,
-			walk_can_step(&w, regs) ? walk_frames(&w, regs) : -1,
-			stats);
+	/* JIT code is looked up by time as well: not memoized. */
+	if (memo && gen && !w.jit) {
+		w.memo = memo;
+		w.prev = sp__memo_find(memo, tid, gen, unwinder->gen);
+	}
+	if (walk_can_step(&w, regs)) {
+		ret = walk_frames(&w, regs);
+		if (w.memo)
+			memo_end(&w, tid, gen, ret);
+	}
+	return walk_end(&w, ret, stats);
 }

@@ -16,6 +16,7 @@
 #include "logging.h"
 #include "pipeline.h"
 #include "threaded.h"
+#include "unwind_jit.h"
 
 int sp__pipeline_new(const struct sp__pipeline_cfg *cfg,
 		     struct sp__pipeline **out)
@@ -42,6 +43,8 @@ int sp__pipeline_new(const struct sp__pipeline_cfg *cfg,
 						sizeof(*p->job->frames));
 	}
 	err = p->scratch && p->job && p->job->frames ? 0 : -ENOMEM;
+	if (!err)
+		err = sp__walk_memo_new(p->mem, &p->memo);
 	if (!err && cfg->workers)
 		err = sp__threaded_new(p, cfg->workers);
 	if (err) {
@@ -60,6 +63,7 @@ void sp__pipeline_free(struct sp__pipeline *p)
 		return;
 	sp__threaded_free(p); /* threads first: they read rings and maps */
 	sp__merge_fini(&p->merge);
+	sp__walk_memo_free(p->memo);
 	if (p->scratch)
 		sp__mem_free(p->mem, p->scratch, SP__RING_RECORD_MAX);
 	if (p->job) {

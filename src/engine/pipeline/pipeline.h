@@ -96,7 +96,8 @@ struct sp__pipeline {
 	bool owner_taken;
 	void *scratch;	     /* SP__RING_RECORD_MAX bytes (inline drains) */
 	struct sp__job *job; /* inline mode's only job */
-	size_t job_frames;   /* frames of every job */
+	struct sp__walk_memo *memo;   /* the sequencer's walk memo */
+	size_t job_frames;	      /* frames of every job */
 	struct sp__threaded *threads; /* NULL: inline mode */
 	/*
 	 * Inline mode: every record older than this was applied (the last
@@ -206,13 +207,20 @@ static inline int sp__pipeline_submit(struct sp__pipeline *p,
 
 	if (p->threads)
 		return sp__threaded_submit(p, job);
-	sp__job_unwind(p->unwinder, job);
+	sp__job_unwind(p->unwinder, p->memo, job);
 	err = p->ops->write(p->ctx, job);
 	if (!err)
 		sp__pipeline_count(p, job);
 	else /* the record is applied again: a new unwind */
 		memset(job->stats, 0, sizeof(*job->stats));
 	return err;
+}
+
+/* The walk memo of the sequencer's unwinds (unwind_jit.h). */
+static inline struct sp__walk_memo *
+sp__pipeline_memo(const struct sp__pipeline *p)
+{
+	return p->memo;
 }
 
 /* Writes every job dispatched so far (procs->sync; @p as void *). */

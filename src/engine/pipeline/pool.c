@@ -67,7 +67,8 @@ static bool stats_rare(const struct sp_unwind_stats *st)
 	return any != 0;
 }
 
-void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
+void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__walk_memo *memo,
+		    struct sp__job *job)
 {
 	const struct sp__qsample *s = job->s;
 	const unsigned char *stack = sp__qsample_stack(s);
@@ -76,11 +77,11 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 
 	sp_regs_get(&s->regs, SP_REG_SP, &sp); /* checked by user_prepare */
 	if (job->unwind)
-		n = sp__unwinder_unwind_jit(unwinder, &s->regs, stack,
-					    (size_t)s->stack_len, sp, job->maps,
-					    job->nmaps, job->jit_index,
-					    job->time, job->frames + job->nk,
-					    job->cap - job->nk, job->stats);
+		n = sp__unwinder_unwind_jit(
+			unwinder, &s->regs, stack, (size_t)s->stack_len, sp,
+			job->maps, job->nmaps, job->jit_index, job->time, memo,
+			job->tid, job->maps_gen, job->frames + job->nk,
+			job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 	job->stats_rare = stats_rare(job->stats);
 	/* The writer's memo key, while the frames are in this cache. */
@@ -89,14 +90,14 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job)
 		sp__stack_hash(job->frames, job->n, job->hash);
 }
 
-static void run(struct sp__pool *p, uint64_t claim)
+static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim)
 {
 	uint64_t pos = p->work[claim & (SP__JOBS - 1)];
 	struct sp__job *job = &p->jobs[pos & (SP__JOBS - 1)];
 
 	uint64_t w;
 
-	sp__job_unwind(p->unwinder, job);
+	sp__job_unwind(p->unwinder, memo, job);
 	atomic_store(&job->done, 1);
 	w = atomic_load(&p->seq_wait);
 	if (w == NO_WAIT || w >> 1 != pos)
@@ -115,6 +116,8 @@ static void run(struct sp__pool *p, uint64_t claim)
 static void *worker_main(void *arg)
 {
 	struct sp__pool *p = arg;
+	struct sp__walk_memo *memo =
+		p->memos[atomic_fetch_add(&p->next_worker, 1)];
 
 	for (;;) {
 		uint32_t seen = atomic_load(&p->pub_word);
@@ -123,7 +126,7 @@ static void *worker_main(void *arg)
 		if (c < atomic_load(&p->published)) {
 			if (atomic_compare_exchange_weak(&p->claimed, &c,
 							 c + 1))
-				run(p, c);
+				run(p, memo, c);
 			continue;
 		}
 		if (atomic_load(&p->stop))
@@ -155,8 +158,12 @@ int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 		sp__mem_calloc(mem, SP__JOBS * job_frames, sizeof(*p->frames));
 	p->work = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->work));
 	p->threads = sp__mem_calloc(mem, nthreads, sizeof(*p->threads));
-	if (!p->jobs || !p->frames || !p->work || !p->threads)
+	p->memos = sp__mem_calloc(mem, nthreads, sizeof(*p->memos));
+	if (!p->jobs || !p->frames || !p->work || !p->threads || !p->memos)
 		return -ENOMEM;
+	for (i = 0; i < nthreads; i++)
+		if (sp__walk_memo_new(mem, &p->memos[i]))
+			return -ENOMEM;
 	for (i = 0; i < SP__JOBS; i++) {
 		p->jobs[i].frames = p->frames + i * job_frames;
 		p->jobs[i].cap = job_frames;
@@ -185,6 +192,8 @@ void sp__pool_stop(struct sp__pool *p)
 
 void sp__pool_fini(struct sp__pool *p)
 {
+	unsigned i;
+
 	sp__pool_stop(p);
 	if (p->jobs)
 		sp__mem_free(p->mem, p->jobs, SP__JOBS * sizeof(*p->jobs));
@@ -196,6 +205,10 @@ void sp__pool_fini(struct sp__pool *p)
 	if (p->threads)
 		sp__mem_free(p->mem, p->threads,
 			     p->nthreads * sizeof(*p->threads));
+	for (i = 0; p->memos && i < p->nthreads; i++)
+		sp__walk_memo_free(p->memos[i]);
+	if (p->memos)
+		sp__mem_free(p->mem, p->memos, p->nthreads * sizeof(*p->memos));
 	memset(p, 0, sizeof(*p));
 }
 
@@ -213,6 +226,7 @@ struct sp__job *sp__pool_reserve(struct sp__pool *p)
 	job->stats = &job->own;
 	job->block = NULL;
 	job->ver = NULL;
+	job->maps_gen = 0;
 	return job;
 }
 
@@ -249,7 +263,7 @@ void sp__pool_dispatch_done(struct sp__pool *p)
 {
 	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
 
-	sp__job_unwind(p->unwinder, job);
+	sp__job_unwind(p->unwinder, p->seq_memo, job);
 	atomic_store(&job->done, 1);
 	p->tail++; /* never listed for the workers */
 }

@@ -28,6 +28,7 @@ struct sp__jit_index;
 struct sp__jit_snap;
 struct sp__mver;
 struct sp__qsample;
+struct sp__walk_memo;
 
 /*
  * struct sp__job is one sample between dispatch and write. The sequencer
@@ -56,6 +57,7 @@ struct sp__job {
 	const struct sp__jit_index *jit_index; /* NULL: none */
 	const struct sp_mapping *maps;
 	size_t nmaps;
+	uint64_t maps_gen; /* @maps' generation (process.h), 0: unknown */
 	struct sp_unwind_stats *stats; /* where the unwinder counts */
 	/* Set by the unwind: an error or fallback counter of @stats is set. */
 	bool stats_rare;
@@ -80,8 +82,13 @@ static inline size_t sp__job_frames(uint32_t max_depth)
 	return SP__KERNEL_FRAMES + (size_t)max_depth + 1;
 }
 
-/* Appends the user frames of @job and hashes them all (any thread). */
-void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__job *job);
+/*
+ * Appends the user frames of @job and hashes them all (any thread),
+ * through @memo (the calling thread's walk memo, unwind_jit.h; NULL:
+ * none).
+ */
+void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__walk_memo *memo,
+		    struct sp__job *job);
 
 /*
  * The window is a ring of SP__JOBS jobs: [@head, @tail) are dispatched and
@@ -106,6 +113,9 @@ struct sp__pool {
 	size_t job_frames;	 /* entries per job */
 	uint64_t *work;		 /* SP__JOBS window positions */
 	pthread_t *threads;
+	struct sp__walk_memo **memos;	/* one per worker */
+	struct sp__walk_memo *seq_memo; /* the sequencer's (dispatch_done) */
+	_Atomic unsigned next_worker;	/* a starting worker takes memos[it] */
 	unsigned nthreads;
 	unsigned started;
 	int wake_fd; /* the sequencer's eventfd */

@@ -82,6 +82,7 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 	if (!err)
 		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
 				    p->job_frames, t->wakefd);
+	t->pool.seq_memo = p->memo;
 	return err;
 }
 

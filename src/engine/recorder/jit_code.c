@@ -68,17 +68,22 @@ static void unwind_again(struct sp_recorder *rec, struct sp__process *p,
 			 struct sp__job *job)
 {
 	/* Inline mode: modules may have changed (objects mapped). */
-	if (!sp__pipeline_is_threaded(rec->pipe) &&
-	    sp__process_mappings(&rec->procs, p, &job->maps, &job->nmaps)) {
-		job->maps = NULL;
-		job->nmaps = 0;
+	if (!sp__pipeline_is_threaded(rec->pipe)) {
+		if (sp__process_mappings(&rec->procs, p, &job->maps,
+					 &job->nmaps)) {
+			job->maps = NULL;
+			job->nmaps = 0;
+			job->maps_gen = 0;
+		} else {
+			job->maps_gen = p->maps_gen;
+		}
 	}
 	sp__jit_snap_put(&rec->mem, job->jit);
 	job->jit = sp__jit_snap_get(&rec->procs, p);
 	job->jit_index = sp__jit_snap_index(job->jit);
 	memset(job->stats, 0, sizeof(*job->stats));
 	job->n = job->nk;
-	sp__job_unwind(rec->unwinder, job);
+	sp__job_unwind(rec->unwinder, sp__pipeline_memo(rec->pipe), job);
 }
 
 /*

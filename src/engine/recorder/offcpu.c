@@ -173,6 +173,7 @@ static int dispatch(struct sp_recorder *rec, uint32_t tag, int32_t pid,
 	job->nk = 0;
 	job->maps = NULL;
 	job->nmaps = 0;
+	job->maps_gen = 0;
 	job->ver = NULL;
 	job->jit = NULL;
 	job->jit_index = NULL;

@@ -87,6 +87,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 
 	job->maps = NULL;
 	job->nmaps = 0;
+	job->maps_gen = 0;
 	job->ver = NULL;
 	job->jit = NULL;
 	if (s->regs.abi == SP_REGS_ABI_NONE) {
@@ -112,13 +113,18 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	if (!p || p->state == SP__PROC_EXITED)
 		return true;
 	job->jit = sp__jit_snap_get(&rec->procs, p);
-	if (!sp__pipeline_is_threaded(rec->pipe))
-		return !sp__process_mappings(&rec->procs, p, &job->maps,
-					     &job->nmaps);
+	if (!sp__pipeline_is_threaded(rec->pipe)) {
+		if (sp__process_mappings(&rec->procs, p, &job->maps,
+					 &job->nmaps))
+			return false;
+		job->maps_gen = p->maps_gen;
+		return true;
+	}
 	if (sp__mver_get(&rec->procs, p, &job->ver))
 		return false;
 	job->maps = job->ver->maps;
 	job->nmaps = job->ver->n;
+	job->maps_gen = job->ver->gen;
 	return true;
 }
 
@@ -182,6 +188,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->unwind = unwind;
 	job->maps = tmp.maps;
 	job->nmaps = tmp.nmaps;
+	job->maps_gen = tmp.maps_gen;
 	job->ver = tmp.ver;
 	job->jit = tmp.jit;
 	job->nk = (uint32_t)kernel_frames(rec, ips, s->nr_ips, job->frames,

@@ -58,6 +58,7 @@ int sp__mver_get(struct sp__procs *procs, struct sp__process *proc,
 		v = build(procs->mem, maps, n);
 		if (!v)
 			return -ENOMEM;
+		v->gen = proc->maps_gen;
 		sp__mver_put(procs->mem, proc->mver);
 		proc->mver = v;
 	}

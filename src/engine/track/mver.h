@@ -23,6 +23,7 @@ struct sp__process;
  */
 struct sp__mver {
 	size_t refs;
+	uint64_t gen; /* of the process's maps it copies (process.h) */
 	size_t bytes; /* allocation size */
 	size_t n;
 	struct sp_mapping maps[];

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,6 +523,13 @@ static int map_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+uint64_t sp__maps_gen_next(void)
+{
+	static _Atomic uint64_t gen;
+
+	return atomic_fetch_add(&gen, 1) + 1;
+}
+
 int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
 			 const struct sp_mapping **maps, size_t *nmaps)
 {
@@ -539,6 +547,7 @@ int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,
 			qsort(proc->maps.data, proc->maps.len,
 			      sizeof(struct sp_mapping), map_cmp);
 		proc->maps_dirty = false;
+		proc->maps_gen = sp__maps_gen_next();
 	}
 	*maps = proc->maps.data;
 	*nmaps = proc->maps.len;

@@ -67,6 +67,7 @@ struct sp__process {
 	enum sp__proc_state state;
 	bool leader_exited;
 	bool maps_dirty;
+	uint64_t maps_gen; /* names @maps' contents: sp__maps_gen_next() */
 	enum sp__py_support py_support;
 	bool py_marked; /* the last tag-6 record of this pid said true */
 	struct sp__vec modules; /* struct sp__module */
@@ -221,6 +222,13 @@ bool sp__process_covers(const struct sp__process *proc, uint64_t addr);
 int sp__process_clone_modules(struct sp__procs *procs,
 			      const struct sp__process *parent,
 			      struct sp__process *child);
+
+/*
+ * A generation for a module map's contents, from one process-wide
+ * counter: never 0, never repeated (addresses of freed maps are reused,
+ * so the unwinder's walk memo compares these, not pointers).
+ */
+uint64_t sp__maps_gen_next(void);
 
 /* The sorted mappings for the unwinder (rebuilt if stale). */
 int sp__process_mappings(struct sp__procs *procs, struct sp__process *proc,

@@ -134,4 +134,22 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 	return 0;
 }
 
+/*
+ * The walk memo's view of a simple step (walk_memo.h): the two slots
+ * sp__arch_step_simple read for @row with CFA @cfa and what they held:
+ * X29 @fp, and the return address @ra after stripping, compared with
+ * the raw slot, so a signed return address never matches (no reuse).
+ */
+static inline void sp__arch_simple_slots(const struct sp__cfi_rules *row,
+					 uint64_t cfa, uint64_t ra, uint64_t fp,
+					 uint64_t addr[2], uint64_t val[2])
+{
+	bool saved = row->flags & SP__ROW_FP_SAVED;
+
+	addr[0] = cfa + 8 * (uint64_t)(int64_t)row->ra;
+	val[0] = ra;
+	addr[1] = saved ? cfa + 8 * (uint64_t)(int64_t)row->fp : addr[0];
+	val[1] = saved ? fp : ra;
+}
+
 #endif /* SP_UNWIND_ARCH_AARCH64_STEP_H */

@@ -157,4 +157,24 @@ static inline int sp__arch_step_simple(const struct sp__cfi_rules *row,
 	return 0;
 }
 
+/*
+ * The walk memo's view of a simple step (walk_memo.h): the two slots
+ * sp__arch_step_simple read for @row with CFA (the caller's RSP) @cfa
+ * and what they held, the return address @ra and RBP @fp. When RBP is
+ * not saved the second slot is the first again (the step reads it so).
+ * With the state before the step unchanged, the step depends on the copy
+ * only through them: where they lie in it and their values.
+ */
+static inline void sp__arch_simple_slots(const struct sp__cfi_rules *row,
+					 uint64_t cfa, uint64_t ra, uint64_t fp,
+					 uint64_t addr[2], uint64_t val[2])
+{
+	bool saved = row->flags & SP__ROW_RBP_SAVED;
+
+	addr[0] = cfa + 8 * (uint64_t)(int64_t)row->ra;
+	val[0] = ra;
+	addr[1] = saved ? cfa + 8 * (uint64_t)(int64_t)row->rbp : addr[0];
+	val[1] = saved ? fp : ra;
+}
+
 #endif /* SP_UNWIND_ARCH_X86_64_STEP_H */

@@ -107,16 +107,36 @@ void sp__jit_index_gap(const struct sp__jit_index *ix, uint64_t pc,
 		       uint64_t *lo, uint64_t *hi);
 
 /*
+ * A walk memo (src/unwind/walk_memo.h) keeps the last walk of a few
+ * threads, so that the next sample of a thread reuses the outer frames
+ * that did not change, exactly: same frames, same counters. One per
+ * thread that unwinds (each pool worker, the sequencer); preallocated,
+ * about 1.5 MiB. sp__walk_memo_counters: its hits (walks that reused
+ * frames), misses and the frames reused (benchmarks, tests).
+ * Thread: one at a time. Allocates: in _new only.
+ */
+struct sp__walk_memo;
+
+int sp__walk_memo_new(const struct sp__mem *mem, struct sp__walk_memo **out);
+void sp__walk_memo_free(struct sp__walk_memo *memo);
+void sp__walk_memo_counters(const struct sp__walk_memo *memo, uint64_t *hits,
+			    uint64_t *misses, uint64_t *frames_reused);
+
+/*
  * sp_unwinder_unwind() with JIT code: @jit (NULL: none) is consulted for
- * every pc, and @time is the sample's timestamp. Same contract
- * otherwise.
+ * every pc, and @time is the sample's timestamp. With @memo, the walk
+ * of thread @tid reuses and records frames; @gen names the contents of
+ * @maps (a generation from one counter that never repeats, 0: unknown,
+ * the memo is not used), as addresses are reused after free. A walk
+ * with JIT code in @jit does not use the memo. Same contract otherwise.
  */
 int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 			    const struct sp_regs *regs, const void *stack,
 			    size_t stack_len, uint64_t stack_addr,
 			    const struct sp_mapping *maps, size_t nmaps,
 			    const struct sp__jit_index *jit, uint64_t time,
-			    struct sp_frame *frames, size_t cap,
+			    struct sp__walk_memo *memo, int32_t tid,
+			    uint64_t gen, struct sp_frame *frames, size_t cap,
 			    struct sp_unwind_stats *stats);
 
 #endif /* SP_UNWIND_UNWIND_JIT_H */
