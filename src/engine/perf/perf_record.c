@@ -8,6 +8,7 @@
  * perf_event_open(2) for the sample_type bits the recorder sets.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <linux/perf_event.h>
@@ -37,6 +38,59 @@ static int take_u64(struct cur *c, uint64_t *v)
 	return take(c, v, sizeof(*v));
 }
 
+/*
+ * The recorder always samples SP__PERF_REGS_MASK: its copy plan (which
+ * sampled word goes to which DWARF register, the valid bits, the word
+ * count) is built once, so a sample costs a straight copy, not a walk of
+ * the mask's bits (and no popcount library call without -mpopcnt).
+ */
+struct regs_plan {
+	uint64_t valid;
+	unsigned n;	/* words in the record */
+	unsigned ncopy; /* of them, mapped to a DWARF register */
+	uint8_t src[64];
+	uint8_t dst[64];
+};
+
+static struct regs_plan fixed_plan;
+static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
+
+static void plan_build(void)
+{
+	uint64_t mask = SP__PERF_REGS_MASK;
+	unsigned bit, i = 0;
+
+	for (; mask; mask &= mask - 1, i++) {
+		bit = (unsigned)__builtin_ctzll(mask);
+		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
+			fixed_plan.src[fixed_plan.ncopy] = (uint8_t)i;
+			fixed_plan.dst[fixed_plan.ncopy] =
+				(uint8_t)sp__perf_regs_dwarf[bit];
+			fixed_plan.valid |= 1ull << sp__perf_regs_dwarf[bit];
+			fixed_plan.ncopy++;
+		}
+	}
+	fixed_plan.n = i;
+}
+
+static const struct regs_plan *plan_fixed(void)
+{
+	pthread_once(&fixed_once, plan_build);
+	return &fixed_plan;
+}
+
+/* Set bits of @mask without a library call. */
+static unsigned mask_words(uint64_t mask)
+{
+	unsigned n = 0;
+
+	if (mask == SP__PERF_REGS_MASK)
+		return plan_fixed()->n;
+	for (; mask; mask &= mask - 1)
+		n++;
+	return n;
+}
+
 void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 			    uint32_t abi, struct sp_regs *out)
 {
@@ -47,7 +101,16 @@ void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 	out->abi = abi;
 	if (abi == SP_REGS_ABI_NONE)
 		return;
-	/* Once per sample: the set bits only, lowest first (perf's order). */
+	if (mask == SP__PERF_REGS_MASK) {
+		const struct regs_plan *pl = plan_fixed();
+		const unsigned char *src = (const unsigned char *)perf_regs;
+
+		for (i = 0; i < pl->ncopy; i++)
+			memcpy(&out->r[pl->dst[i]], src + 8u * pl->src[i], 8);
+		out->valid = pl->valid;
+		return;
+	}
+	/* Another mask (tests): the set bits, lowest first (perf's order). */
 	for (; mask; mask &= mask - 1, i++) {
 		uint64_t v;
 
@@ -101,7 +164,7 @@ static int sample_callchain(struct cur *c, struct sp__perf_sample *s)
 
 static int sample_regs(struct cur *c, uint64_t mask, struct sp__perf_sample *s)
 {
-	uint64_t abi, n = (uint64_t)__builtin_popcountll(mask);
+	uint64_t abi, n = mask_words(mask);
 	const void *regs;
 
 	if (take_u64(c, &abi))
