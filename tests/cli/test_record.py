@@ -393,7 +393,10 @@ def case_attach_kill(env):
 # sets the dispositions (inherited through exec) within a millisecond and
 # says so in READY; sleep ends by itself, so a hung spulse leaves nothing
 # behind for long.
-STUBBORN = "trap '' TERM INT; : >\"$0\"; exec sleep 30"
+# The shell spins first (about half a second of CPU), so the spool has samples to
+# keep: sh and sleep alone start in under one sample period.
+STUBBORN = ("trap '' TERM INT; i=0; while [ $i -lt 200000 ]; "
+            "do i=$((i+1)); done; : >\"$0\"; exec sleep 30")
 
 
 def stubborn_record(env, spool, *extra):
