@@ -390,11 +390,11 @@ def case_attach_kill(env):
 
 
 # A command that ignores SIGTERM and SIGINT (issue 20 item 12): the shell
-# sets the dispositions (inherited through exec) within a millisecond and
-# says so in READY; sleep ends by itself, so a hung spulse leaves nothing
-# behind for long.
-# The shell spins first (about half a second of CPU), so the spool has samples to
-# keep: sh and sleep alone start in under one sample period.
+# sets the dispositions (inherited through exec) within a millisecond,
+# spins about half a second of CPU (sh and sleep alone start in under one
+# sample period, and the spool must have samples to keep), then says so
+# in READY; sleep ends by itself, so a hung spulse leaves nothing behind
+# for long.
 STUBBORN = ("trap '' TERM INT; i=0; while [ $i -lt 200000 ]; "
             "do i=$((i+1)); done; : >\"$0\"; exec sleep 30")
 

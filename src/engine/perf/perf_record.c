@@ -52,25 +52,31 @@ struct regs_plan {
 	uint8_t dst[64];
 };
 
+/* Which word of a record sampled with @mask goes to which DWARF register. */
+static void plan_make(uint64_t mask, struct regs_plan *pl)
+{
+	unsigned bit, i = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	/* The set bits only, lowest first (perf's order). */
+	for (; mask; mask &= mask - 1, i++) {
+		bit = (unsigned)__builtin_ctzll(mask);
+		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
+			pl->src[pl->ncopy] = (uint8_t)i;
+			pl->dst[pl->ncopy] = (uint8_t)sp__perf_regs_dwarf[bit];
+			pl->valid |= 1ull << sp__perf_regs_dwarf[bit];
+			pl->ncopy++;
+		}
+	}
+	pl->n = i;
+}
+
 static struct regs_plan fixed_plan;
 static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
 
 static void plan_build(void)
 {
-	uint64_t mask = SP__PERF_REGS_MASK;
-	unsigned bit, i = 0;
-
-	for (; mask; mask &= mask - 1, i++) {
-		bit = (unsigned)__builtin_ctzll(mask);
-		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
-			fixed_plan.src[fixed_plan.ncopy] = (uint8_t)i;
-			fixed_plan.dst[fixed_plan.ncopy] =
-				(uint8_t)sp__perf_regs_dwarf[bit];
-			fixed_plan.valid |= 1ull << sp__perf_regs_dwarf[bit];
-			fixed_plan.ncopy++;
-		}
-	}
-	fixed_plan.n = i;
+	plan_make(SP__PERF_REGS_MASK, &fixed_plan);
 }
 
 static const struct regs_plan *plan_fixed(void)
@@ -94,7 +100,10 @@ static unsigned mask_words(uint64_t mask)
 void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 			    uint32_t abi, struct sp_regs *out)
 {
-	unsigned bit, i = 0;
+	const unsigned char *src = (const unsigned char *)perf_regs;
+	const struct regs_plan *pl;
+	struct regs_plan other;
+	unsigned i;
 
 	memset(out, 0, sizeof(*out));
 	out->arch = SP__PERF_REGS_ARCH;
@@ -102,25 +111,15 @@ void sp__perf_regs_to_dwarf(const uint64_t *perf_regs, uint64_t mask,
 	if (abi == SP_REGS_ABI_NONE)
 		return;
 	if (mask == SP__PERF_REGS_MASK) {
-		const struct regs_plan *pl = plan_fixed();
-		const unsigned char *src = (const unsigned char *)perf_regs;
-
-		for (i = 0; i < pl->ncopy; i++)
-			memcpy(&out->r[pl->dst[i]], src + 8u * pl->src[i], 8);
-		out->valid = pl->valid;
-		return;
+		pl = plan_fixed();
+	} else {
+		/* Another mask (tests): planned for this record alone. */
+		plan_make(mask, &other);
+		pl = &other;
 	}
-	/* Another mask (tests): the set bits, lowest first (perf's order). */
-	for (; mask; mask &= mask - 1, i++) {
-		uint64_t v;
-
-		bit = (unsigned)__builtin_ctzll(mask);
-		if (bit < SP__PERF_REGS_N && sp__perf_regs_dwarf[bit] >= 0) {
-			memcpy(&v, &perf_regs[i], sizeof(v));
-			out->r[sp__perf_regs_dwarf[bit]] = v;
-			out->valid |= 1ull << sp__perf_regs_dwarf[bit];
-		}
-	}
+	for (i = 0; i < pl->ncopy; i++)
+		memcpy(&out->r[pl->dst[i]], src + 8u * pl->src[i], 8);
+	out->valid = pl->valid;
 }
 
 static int sample_head(struct cur *c, uint64_t st, struct sp__perf_sample *s)
