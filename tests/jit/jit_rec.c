@@ -17,10 +17,16 @@
 
 static unsigned spool_seq;
 static const char *dump_dir = "/tmp";
+static int first_poll_ms;
 
 void jit_dump_dir(const char *dir)
 {
 	dump_dir = dir;
+}
+
+void jit_first_poll_after(int ms)
+{
+	first_poll_ms = ms;
 }
 
 void jit_require(const char *path)
@@ -112,6 +118,8 @@ void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run)
 	skip_if_refused(r);
 	CHECK_EQ_INT(r, SP_ATTACHED);
 	CHECK_OK(sp_launch_resume(l));
+	if (first_poll_ms > 0)
+		usleep((useconds_t)first_poll_ms * 1000);
 	while (sp_launch_try_wait(l, &status) == 0)
 		CHECK_OK(sp_recorder_poll(rec, 20, NULL));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -50,6 +50,13 @@ void jit_record(const char *const argv[], uint32_t flags, struct jit_run *run);
  */
 void jit_record_attached(const char *const argv[], int warm_ms, int ms,
 			 struct jit_run *run);
+/*
+ * jit_record() polls first @ms after the target starts (0: at once), so
+ * the target's start (its jitdump's mmap record, its first samples)
+ * reaches the recorder as one backlog, unwound in far less time than it
+ * took to record: a stalled or slow recorder, made reproducible.
+ */
+void jit_first_poll_after(int ms);
 /* Removes the spool, the sidecar directory and @dir/jit-<pid>.dump. */
 void jit_run_close(struct jit_run *run);
 /* The directory where the runtime writes its jitdump (default /tmp). */

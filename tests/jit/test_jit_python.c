@@ -10,7 +10,11 @@
  * Checks, over the samples taken in leaf(): at least 95% have the whole
  * Python chain leaf <- middle <- top <- <module> (Python frames named
  * from the dump, file = the script) and reach _start; the recorder read
- * the dump's unwinding info. Without JIT support (SP_RECORDER_NO_JIT_CODE
+ * the dump's unwinding info. The same when the recorder's first poll
+ * comes 300 ms late: the dump's mmap record and the first samples then
+ * arrive as one backlog, unwound within milliseconds, and the dump must
+ * be opened at the first sample that stops in its code, not after the
+ * retry's rate limit (its wall-clock time) expires. Without JIT support (SP_RECORDER_NO_JIT_CODE
  * and a symbolizer that reads no jitdump) the chain check fails.
  * Skips when no Python 3.13 is installed.
  */
@@ -94,6 +98,16 @@ int main(void)
 	CHECK(run.js.jitdump_files >= 1 && run.js.jitdump_unwind >= 3);
 	CHECK_EQ(run.js.jitdump_errors, 0);
 	jit_run_close(&run);
+
+	/* The start of the run as one backlog (a stalled recorder). */
+	jit_first_poll_after(300);
+	jit_record(argv, 0, &run);
+	count(&run, &t);
+	CHECK(t.leaf >= 100);
+	CHECK(t.chain * 100 >= t.leaf * 95);
+	CHECK(run.js.jitdump_files >= 1 && run.js.jitdump_unwind >= 3);
+	jit_run_close(&run);
+	jit_first_poll_after(0);
 
 	/* Without JIT unwinding info the chain breaks at the trampolines. */
 	jit_record(argv, SP_RECORDER_NO_JIT_CODE, &run);

@@ -115,7 +115,14 @@ int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
 	if (!stopped_in_jit(p, jp, job, &pc))
 		return 0;
 	now = sp__now_ns();
-	if (now - jp->last_refresh_ns >= SP__JIT_RETRY_NS) {
+	/*
+	 * A backlog (a poll after a stall, a slow recorder) is unwound in
+	 * far less wall time than it took to record: a JIT source mapped
+	 * inside it is looked for at once, not SP__JIT_RETRY_NS later, or
+	 * the rest of the backlog is unwound without it.
+	 */
+	if (now - jp->last_refresh_ns >= SP__JIT_RETRY_NS ||
+	    sp__jit_modules_unseen(rec->procs.jit, p, jp)) {
 		/* A JIT source mapped since the last routine check, first. */
 		err = rec->policy->jit_refresh(
 			rec, p, now,

@@ -187,6 +187,21 @@ out:
 		sp__image_unref(scratch.img);
 }
 
+bool sp__jit_modules_unseen(const struct sp__jit *jit,
+			    const struct sp__process *p,
+			    const struct sp__jit_proc *jp)
+{
+	size_t i;
+
+	if (jit->scan_budget == 0)
+		return false;
+	for (i = 0; i < p->modules.len; i++)
+		if (((const struct sp__module *)sp__vec_at(&p->modules, i))
+			    ->id >= jp->next_module)
+			return true;
+	return false;
+}
+
 int sp__jit_scan_modules(struct sp__procs *procs, struct sp__process *p,
 			 struct sp__jit_proc *jp)
 {

@@ -272,6 +272,15 @@ bool sp__jit_suspect(const struct sp__process *p, const struct sp__jit_proc *jp,
 /* Looks at @p's modules added since the last call for JIT sources. */
 int sp__jit_scan_modules(struct sp__procs *procs, struct sp__process *p,
 			 struct sp__jit_proc *jp);
+/*
+ * Whether @p has a module sp__jit_scan_modules() has not looked at and
+ * could look at now (scan budget left): a JIT source mapped since the
+ * last check, such as the jitdump marker of a process whose first
+ * samples arrive in the same batch as the marker's mmap record.
+ */
+bool sp__jit_modules_unseen(const struct sp__jit *jit,
+			    const struct sp__process *p,
+			    const struct sp__jit_proc *jp);
 void sp__jit_desc_cache_init(struct sp__jit *jit);
 void sp__jit_desc_cache_free(struct sp__jit *jit);
 
