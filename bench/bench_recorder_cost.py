@@ -4,6 +4,7 @@
 
     bench/bench_recorder_cost.py [--build build] [--base-lib DIR]
         [--rounds 5] [--seconds 2] [--hz 999] [--cg-seconds 6]
+        [--cg-base-seconds 2]
         [--no-callgrind] [--no-perf] [--no-cpu] [--configs A,B,...]
 
 --base-lib is the src/ directory of a build of the base commit (main):
@@ -36,8 +37,10 @@ What runs, in one invocation (one JSON object per line):
               Recorder figures are bench_python's net ones (the run of the
               same program doing no work subtracted).
   callgrind   instructions in sp_recorder_poll/finish per sample and per
-              frame, net of a no-work run (bench_python_callgrind.py), for
-              python before/after/main and native main/after: exact and
+              frame, net of a --cg-base-seconds run, long enough for the
+              one-time work to happen in it too
+              (bench_python_callgrind.py), for python before/after/main
+              and native main/after: exact and
               independent of the load, unlike the CPU figures.
   fixture     not run here; the exact instruction comparison of two
               builds on one replayed capture (native stacks):
@@ -204,7 +207,8 @@ def callgrind(a, bench, python, tmp):
                 workload == "python" and not python):
             continue
         lib = a.base_lib if base else None
-        ir0, s0, _, f0 = cg.run(bench, mode, 0, a.hz, tmp, workload, lib)
+        ir0, s0, _, f0 = cg.run(bench, mode, a.cg_base_seconds, a.hz, tmp,
+                                workload, lib)
         ir, s, trunc, f = cg.run(bench, mode, a.cg_seconds, a.hz, tmp,
                                  workload, lib)
         out[name] = {"ir_per_sample": (ir - ir0) / max(1, s - s0),
@@ -237,6 +241,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=2)
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--cg-seconds", type=float, default=6)
+    ap.add_argument("--cg-base-seconds", type=float, default=2)
     ap.add_argument("--no-callgrind", dest="callgrind", action="store_false")
     ap.add_argument("--no-perf", dest="perf", action="store_false")
     ap.add_argument("--no-cpu", dest="cpu", action="store_false")

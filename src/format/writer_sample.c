@@ -52,8 +52,24 @@ struct sp__memo_entry {
 	uint32_t leaf;
 };
 
+/*
+ * The last stack of a thread slot (by tid) that was interned frame by
+ * frame, with the node of each of its frames: a stack whose caller path
+ * the memo does not know shares most outer frames with it, and their
+ * nodes need no lookup. Node ids are global (the trie does not depend on
+ * the thread), so any equal frames are as good; @gen as in the memo.
+ */
+struct sp__memo_last {
+	uint64_t gen;
+	struct sp_frame *frames;
+	uint32_t *nodes; /* nodes[i]: the node of frames[i] */
+	uint32_t n;	 /* 0 = none */
+	uint32_t cap;
+};
+
 struct sp__memo {
 	struct sp__memo_entry slot[MEMO_SLOTS];
+	struct sp__memo_last last[SP__WRITER_TIDS];
 };
 
 /* ---- frames ---- */
@@ -203,17 +219,19 @@ static uint32_t node_intern(struct sp_writer *w, uint32_t parent,
 /*
  * Walks root (last) to leaf (first) below node @parent (SP_NO_PARENT: a
  * whole stack); returns the leaf node id, and in *@caller the node of
- * frames[1] (@parent when n == 1).
+ * frames[1] (@parent when n == 1); @nodes (or NULL) gets every frame's.
  */
 static uint32_t stack_intern(struct sp_writer *w, uint32_t parent,
 			     const struct sp_frame *frames, size_t n,
-			     uint32_t *caller)
+			     uint32_t *caller, uint32_t *nodes)
 {
 	*caller = parent;
 	while (n-- > 0) {
 		if (n == 0)
 			*caller = parent;
 		parent = node_intern(w, parent, frame_intern(w, &frames[n]));
+		if (nodes)
+			nodes[n] = parent;
 	}
 	return parent;
 }
@@ -355,6 +373,88 @@ static void memo_store(struct sp_writer *w, const struct sp_frame *frames,
 	e->leaf = leaf;
 }
 
+static void last_free(struct sp_writer *w, struct sp__memo_last *l)
+{
+	sp__mem_free(&w->mem, l->frames, l->cap * sizeof(*l->frames));
+	sp__mem_free(&w->mem, l->nodes, l->cap * sizeof(*l->nodes));
+	memset(l, 0, sizeof(*l));
+}
+
+static bool frame_eq(const struct sp_frame *a, const struct sp_frame *b)
+{
+	return a->abs_ip == b->abs_ip &&
+	       a->file_relative_ip == b->file_relative_ip &&
+	       a->module_id == b->module_id && a->mode == b->mode;
+}
+
+/*
+ * How many outer frames of @frames (at most @n - 1: the leaf is always
+ * interned) equal those of thread slot @tid's last stack; then *@base is
+ * the node of the innermost of them.
+ */
+static size_t last_shared(const struct sp_writer *w, int32_t tid,
+			  const struct sp_frame *frames, size_t n,
+			  uint32_t *base)
+{
+	const struct sp__memo_last *l;
+	size_t c = 0, max;
+
+	if (!w->memo)
+		return 0;
+	l = &w->memo->last[(uint32_t)tid & (SP__WRITER_TIDS - 1)];
+	if (!l->n || (l->gen != 0 && l->gen != w->unpinned_gen))
+		return 0;
+	max = l->n < n - 1 ? l->n : n - 1;
+	while (c < max &&
+	       frame_eq(&frames[n - 1 - c], &l->frames[l->n - 1 - c]))
+		c++;
+	if (c)
+		*base = l->nodes[l->n - c];
+	return c;
+}
+
+/*
+ * The slot's new last stack: @frames, whose nodes [0, @todo) are in
+ * @fresh and the rest are the old last stack's outer ones. Best effort:
+ * failing to allocate forgets the slot.
+ */
+static void last_store(struct sp_writer *w, int32_t tid,
+		       const struct sp_frame *frames, size_t n, size_t todo,
+		       const uint32_t *fresh, bool unpinned)
+{
+	struct sp__memo_last *l;
+	size_t shared = n - todo, cap = (n + 15) & ~(size_t)15;
+
+	if (!w->memo || n > MEMO_MAX_DEPTH)
+		return;
+	l = &w->memo->last[(uint32_t)tid & (SP__WRITER_TIDS - 1)];
+	if (l->cap < n) {
+		struct sp_frame *f = sp__mem_alloc(&w->mem, cap * sizeof(*f));
+		uint32_t *nodes = sp__mem_alloc(&w->mem, cap * sizeof(*nodes));
+
+		if (!f || !nodes) {
+			sp__mem_free(&w->mem, f, cap * sizeof(*f));
+			sp__mem_free(&w->mem, nodes, cap * sizeof(*nodes));
+			last_free(w, l);
+			return;
+		}
+		if (shared)
+			memcpy(nodes + todo, l->nodes + (l->n - shared),
+			       shared * sizeof(*nodes));
+		last_free(w, l);
+		l->frames = f;
+		l->nodes = nodes;
+		l->cap = (uint32_t)cap;
+	} else {
+		memmove(l->nodes + todo, l->nodes + (l->n - shared),
+			shared * sizeof(*l->nodes));
+	}
+	memcpy(l->nodes, fresh, todo * sizeof(*fresh));
+	memcpy(l->frames, frames, n * sizeof(*frames));
+	l->n = (uint32_t)n;
+	l->gen = unpinned ? w->unpinned_gen : 0;
+}
+
 void sp__writer_memo_free(struct sp_writer *w)
 {
 	size_t i;
@@ -364,6 +464,8 @@ void sp__writer_memo_free(struct sp_writer *w)
 	for (i = 0; i < MEMO_SLOTS; i++)
 		sp__mem_free(&w->mem, w->memo->slot[i].frames,
 			     w->memo->slot[i].cap * sizeof(struct sp_frame));
+	for (i = 0; i < SP__WRITER_TIDS; i++)
+		last_free(w, &w->memo->last[i]);
 	sp__mem_free(&w->mem, w->memo, sizeof(*w->memo));
 	w->memo = NULL;
 }
@@ -438,13 +540,20 @@ static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
 		       size_t n, const uint64_t hash[2])
 {
 	uint32_t leaf, thread, base = SP_NO_PARENT, caller;
-	size_t nunpinned, todo = n;
+	uint32_t fresh[MEMO_MAX_DEPTH];
+	size_t nunpinned, todo = n, shared = 0;
+	bool path;
 	int err;
 
-	if (n > 1 && memo_find(w, frames + 1, n - 1, hash[1], &base))
+	path = n > 1 && memo_find(w, frames + 1, n - 1, hash[1], &base);
+	if (path)
 		todo = 1;
-	else
+	else if (n > 1)
+		shared = last_shared(w, tid, frames, n, &base);
+	if (!path && !shared)
 		base = SP_NO_PARENT;
+	todo -= shared;
+	/* Shared frames were checked when the last stack was written. */
 	err = frames_check(w, frames, todo, &nunpinned);
 	if (!err)
 		err = ids_check(w, base, frames, todo, pid, tid);
@@ -452,15 +561,18 @@ static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
 		err = sample_reserve(w, todo, nunpinned);
 	if (err)
 		return err;
-	leaf = stack_intern(w, base, frames, todo, &caller);
+	leaf = stack_intern(w, base, frames, todo, &caller,
+			    !path && n <= MEMO_MAX_DEPTH ? fresh : NULL);
 	thread = thread_intern(w, pid, tid);
 	sample_encode(w, delta, thread, leaf);
 	w->last_ns = ts;
 	nunpinned = count_unpinned(frames, n);
-	if (todo == n && n > 1)
+	if (!path && n > 1)
 		memo_store(w, frames + 1, n - 1, hash[1], caller,
 			   nunpinned > (size_t)frame_is_unpinned(&frames[0]));
 	memo_store(w, frames, n, hash[0], leaf, nunpinned > 0);
+	if (!path)
+		last_store(w, tid, frames, n, todo, fresh, nunpinned > 0);
 	return 0;
 }
 
@@ -530,7 +642,7 @@ SP_API int sp_writer_stack(struct sp_writer *w, uint32_t parent,
 		err = sample_reserve(w, nframes, nunpinned);
 	if (err)
 		return err;
-	*leaf = stack_intern(w, parent, frames, nframes, &caller);
+	*leaf = stack_intern(w, parent, frames, nframes, &caller, NULL);
 	return 0;
 }
 

@@ -1333,6 +1333,8 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 		return -EINVAL;
 	w.jit = jit && jit->n ? jit : NULL;
 	w.time = time;
+	if (memo)
+		memo->tail_ok = false; /* until this walk is kept */
 	/* JIT code is looked up by time as well: not memoized. */
 	if (memo && gen && !w.jit) {
 		w.memo = memo;

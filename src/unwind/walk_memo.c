@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "for_engine/unwind_jit.h"
+#include "frame_hash.h"
 #include "walk_memo.h"
 
 #define ST_LEN (2 * SP__MEMO_CAP + 1)
@@ -100,13 +101,15 @@ static struct sp__memo_rec *slot_of(struct sp__walk_memo *m, int32_t tid)
  * The per-frame sums of frames [from, to) of @st, whose entry @to holds
  * the sums of what follows (or is the end when @to is the last + 1 and
  * @tail is false): fallbacks from a frame on, and whether the walk from
- * there on may be reused (every frame replayable); and the slots each
- * simple step read, from the state of the frame after it.
+ * there on may be reused (every frame replayable); the slots each
+ * simple step read, from the state of the frame after it, and their
+ * bounds over the frame and the later ones but the last.
  */
 static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 {
 	uint32_t fb = tail ? st[to].fb_after : 0;
 	uint8_t ok = tail ? st[to].usable : 1;
+	uint64_t lo = tail ? st[to].lo : UINT64_MAX, hi = tail ? st[to].hi : 0;
 	size_t i;
 
 	for (i = to; i-- > from;) {
@@ -122,6 +125,35 @@ static void sums(struct sp__memo_step *st, size_t from, size_t to, bool tail)
 		if (s->kind == SP__MEMO_SIMPLE)
 			sp__arch_simple_slots(s->row, nx->sp, nx->pc + nx->back,
 					      nx->fp, s->slot, s->val);
+		if (tail || i + 1 < to) {
+			uint64_t a = s->slot[0], b = s->slot[1];
+
+			lo = a < lo ? a : lo;
+			lo = b < lo ? b : lo;
+			hi = a > hi ? a : hi;
+			hi = b > hi ? b : hi;
+		}
+		s->lo = lo;
+		s->hi = hi;
+	}
+}
+
+/* The hash state below a walk's frames: its marker, unless it ended. */
+static uint64_t hash_base(int ret)
+{
+	return ret == SP__STEP_END ? SP__FRAME_HASH_SEED :
+				     sp__frame_hash_mix(SP__FRAME_HASH_SEED, 0);
+}
+
+/* The hash states of frames [0, @to) of @st, from @h: frames [@to, n). */
+static void hash_steps(struct sp__memo_step *st, const struct sp_frame *out,
+		       size_t to, uint64_t h)
+{
+	size_t i;
+
+	for (i = to; i-- > 0;) {
+		h = sp__frame_hash_mix(h, out[i].abs_ip);
+		st[i].hsuf = h;
 	}
 }
 
@@ -183,6 +215,9 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 		if (cut)
 			sums(st, k, n, false);
 		sums(st, 0, k, true);
+		/* The kept suffix's states hold: the same frames, the same end. */
+		hash_steps(st, out, cut ? n : k,
+			   cut ? hash_base(ret) : st[k].hsuf);
 	} else {
 		if (prev) {
 			/* No room in front: the suffix joins the prefix. */
@@ -198,6 +233,7 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 			sums(r->st + SP__MEMO_CAP, 0, n, false);
 			r->ready = true;
 		}
+		hash_steps(r->st + SP__MEMO_CAP, out, n, hash_base(ret));
 	}
 	r->n = (uint32_t)n;
 	r->ret = ret;
@@ -207,6 +243,17 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 	r->unwinder = unwinder;
 	r->lru = ++m->clock;
 	r->valid = true;
+	m->tail_ok = true;
+	m->tail_n = (uint32_t)n + (ret != SP__STEP_END);
+	m->tail = n > 1 ? r->st[r->base + 1].hsuf : hash_base(ret);
+}
+
+bool sp__walk_memo_tail(const struct sp__walk_memo *m, size_t n, uint64_t *h)
+{
+	if (!m || !m->tail_ok || m->tail_n != n)
+		return false;
+	*h = m->tail;
+	return true;
 }
 
 /* Re-runs slow step @s on @stack: whether it ends with @want as before. */
@@ -224,6 +271,40 @@ static bool slow_holds(const struct sp__memo_step *s,
 	return want != 0 ||
 	       (o.next[0] == nx->pc + nx->back && o.next[1] == nx->sp &&
 		o.next[2] == nx->fp && o.valid == nx->valid);
+}
+
+/*
+ * Whether simple steps [@s, @end), every slot of which is in the copy
+ * (their bounds are; a step that is not simple has its slots at 0,
+ * below every copy), read what they read before: no test per step, one
+ * at the end (a replay that fails is rare). A slot's byte in the copy is
+ * at @base + slot, @base the copy's address less its target address
+ * (integer arithmetic: only in-copy addresses are made pointers).
+ */
+static uint64_t slot_word(uintptr_t base, uint64_t slot)
+{
+	uint64_t v;
+
+	memcpy(&v, (const void *)(base + (uintptr_t)slot), 8);
+	return v;
+}
+
+static bool replay_reads(const struct sp__memo_step *s,
+			 const struct sp__memo_step *end, const uint8_t *data,
+			 uint64_t addr)
+{
+	uintptr_t base = (uintptr_t)data - (uintptr_t)addr;
+	uint64_t diff = 0;
+
+	for (; s + 1 < end; s += 2)
+		diff |= (slot_word(base, s[0].slot[0]) ^ s[0].val[0]) |
+			(slot_word(base, s[0].slot[1]) ^ s[0].val[1]) |
+			(slot_word(base, s[1].slot[0]) ^ s[1].val[0]) |
+			(slot_word(base, s[1].slot[1]) ^ s[1].val[1]);
+	if (s < end)
+		diff |= (slot_word(base, s->slot[0]) ^ s->val[0]) |
+			(slot_word(base, s->slot[1]) ^ s->val[1]);
+	return diff == 0;
 }
 
 bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
@@ -262,6 +343,8 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	for (s = st + j; s < st + last; s++) {
 		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
 
+		if (s->lo - addr <= lim && s->hi - addr <= lim)
+			break; /* the rest in the copy: replay_reads */
 		if (__builtin_expect((o0 > lim) | (o1 > lim), 0)) {
 			if (s->kind != SP__MEMO_SLOW ||
 			    !slow_holds(s, s + 1, 0, 0, stack, slow))
@@ -273,6 +356,8 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 		if ((v0 ^ s->val[0]) | (v1 ^ s->val[1]))
 			return false;
 	}
+	if (s < st + last && !replay_reads(s, st + last, data, addr))
+		return false;
 	/* The last one ends the walk as it did, or steps (the limit). */
 	s = &st[last];
 	if (s->kind == SP__MEMO_SIMPLE) {

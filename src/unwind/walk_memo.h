@@ -56,6 +56,13 @@ struct sp__memo_step {
 	const struct sp__cfi_rules *row;
 	const struct sp__cfi_table *table;
 	uint64_t slot[2], val[2]; /* a simple step's reads (sp__memo_keep) */
+	/* The lowest and highest slot of this step and the later ones but
+	 * the record's last (a step that is not simple has its slots at 0),
+	 * so a replay checks the bounds of a whole suffix at once. */
+	uint64_t lo, hi;
+	/* base/frame_hash.h state after the walk's frames from this one to
+	 * the outermost, and its marker when the walk did not end there. */
+	uint64_t hsuf;
 	uint32_t fb_after; /* fallbacks counted at this frame and after */
 	uint8_t back;
 	uint8_t kind;
@@ -84,6 +91,11 @@ struct sp__walk_memo {
 	uint64_t clock;
 	struct sp__memo_rec rec[SP__MEMO_TIDS];
 	struct sp__memo_rec scratch; /* the walk being recorded */
+	/* The last walk's hash state after its frames [1, tail_n) (marker
+	 * included), when it was kept (sp__walk_memo_tail). */
+	bool tail_ok;
+	uint32_t tail_n;
+	uint64_t tail;
 	/* Counters for benchmarks and tests. */
 	uint64_t hits, misses, frames_reused;
 };

@@ -725,6 +725,25 @@ static void random_stacks(struct script *s)
 		for (j = 0; j < s->depth[i]; j++)
 			s->stacks[i][j] = s->pool[rnd(j < 4 ? 6 : 48)];
 	}
+	/*
+	 * Every other later stack: an earlier one's outer frames under new
+	 * inner ones (a deeper or shallower leaf under the same callers,
+	 * whose caller path is new: the writer's last-stack shortcut).
+	 */
+	for (i = 8; i < 40; i += 2) {
+		size_t b = rnd((uint32_t)i), m = 1 + rnd(3), keep;
+
+		keep = s->depth[b] -
+		       rnd((uint32_t)(s->depth[b] < 3 ? s->depth[b] : 3));
+		if (keep > 24 - m)
+			keep = 24 - m;
+		for (j = 0; j < keep; j++)
+			s->stacks[i][m + j] =
+				s->stacks[b][s->depth[b] - keep + j];
+		for (j = 0; j < m; j++)
+			s->stacks[i][j] = s->pool[rnd(48)];
+		s->depth[i] = m + keep;
+	}
 }
 
 static void random_module(struct sp_writer *w, struct ref *r, struct script *s)
@@ -860,7 +879,7 @@ static void run_random(uint64_t seed, size_t chunk, unsigned fail_every)
 	struct ref *r = calloc(1, sizeof(*r));
 	struct sp_writer *w;
 	struct sp_sink *sink;
-	uint64_t ts = 0;
+	uint64_t ts = 1000; /* steps go back up to 500 ns: never below 0 */
 	int i, err;
 
 	rng_state = seed;

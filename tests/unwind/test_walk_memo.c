@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "for_engine/stack_hash.h"
 #include "self.h"
 #include "self_common.h"
 #include "unwind_jit.h"
@@ -39,7 +40,7 @@ static struct self_sample captures[MAX_CAPTURES];
 static size_t ncaptures;
 static struct self_maps maps;
 static struct sp_frame want[CAP], got[CAP];
-static size_t compared;
+static size_t compared, tails;
 
 static struct self_sample *next_capture(void)
 {
@@ -115,6 +116,24 @@ static uint32_t rng(uint32_t *s)
 }
 
 /*
+ * The hash state the memo keeps for the walk's outer frames [1, n) must
+ * be theirs: the stack's hash resumed from it equals the hash of all.
+ */
+static void check_tail(const struct sp__walk_memo *memo,
+		       const struct sp_frame *f, size_t n)
+{
+	uint64_t h, all[2], resumed[2];
+
+	if (!sp__walk_memo_tail(memo, n, &h))
+		return;
+	sp__stack_hash(f, n, all);
+	sp__stack_hash_resume(f, 1, h, resumed);
+	CHECK_EQ(resumed[0], all[0]);
+	CHECK_EQ(resumed[1], all[1]);
+	tails++;
+}
+
+/*
  * Unwinds @stack (@len bytes at the capture's address) with @memo as
  * thread @tid, map generation @gen, and without a memo through @ref; the
  * two must agree on everything.
@@ -140,6 +159,7 @@ static void check_one(struct sp_unwinder *u, struct sp_unwinder *ref,
 	CHECK_MEM(got, (size_t)ngot * sizeof(*got), want,
 		  (size_t)nwant * sizeof(*want));
 	CHECK_MEM(&st_got, sizeof(st_got), &st_want, sizeof(st_want));
+	check_tail(memo, got, (size_t)ngot);
 	compared++;
 }
 
@@ -239,6 +259,42 @@ static void depths(struct sp__walk_memo *memo)
 }
 
 /* Another generation: the map changed (a module id), never reused. */
+/*
+ * Output arrays shorter than the walk: the marker then replaces the last
+ * frame, and the memo's hash state (of the walk it kept, marker after
+ * its last frame) is not the output's, so it must not be offered.
+ */
+static void small_caps(struct sp_unwinder *u, struct sp_unwinder *ref,
+		       struct sp__walk_memo *memo)
+{
+	static const size_t caps[] = { 1, 2, 3, 7, 30 };
+	uint32_t seed = 7;
+	size_t c, i;
+
+	for (c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		for (i = 0; i < 100; i++) {
+			const struct self_sample *s =
+				&captures[rng(&seed) % ncaptures];
+			int nwant, ngot;
+
+			nwant = sp__unwinder_unwind_jit(
+				ref, &s->regs, s->stack, s->stack_len,
+				s->stack_addr, maps.maps, maps.n, NULL, 0, NULL,
+				0, 0, want, caps[c], NULL);
+			ngot = sp__unwinder_unwind_jit(
+				u, &s->regs, s->stack, s->stack_len,
+				s->stack_addr, maps.maps, maps.n, NULL, 0, memo,
+				21, 1, got, caps[c], NULL);
+			CHECK_EQ_INT(ngot, nwant);
+			CHECK(ngot > 0);
+			CHECK_MEM(got, (size_t)ngot * sizeof(*got), want,
+				  (size_t)nwant * sizeof(*want));
+			check_tail(memo, got, (size_t)ngot);
+			compared++;
+		}
+	}
+}
+
 static void gens(struct sp_unwinder *u, struct sp_unwinder *ref,
 		 struct sp__walk_memo *memo)
 {
@@ -362,11 +418,15 @@ int main(void)
 	every_word(u, ref, memo);
 	cuts(u, ref, memo);
 	depths(memo);
+	small_caps(u, ref, memo);
 	gens(u, ref, memo);
 	threads(u, ref, memo);
 	synthetic(u, ref, memo);
-	printf("walk memo: %zu unwinds compared, %llu reused\n", compared,
-	       (unsigned long long)hits(memo));
+	/* The kept walks offer their hash state, or that proves nothing. */
+	CHECK(tails > compared / 2);
+	printf("walk memo: %zu unwinds compared, %llu reused, %zu hash "
+	       "states checked\n",
+	       compared, (unsigned long long)hits(memo), tails);
 	sp_unwinder_free(u);
 	sp_unwinder_free(ref);
 	sp__walk_memo_free(memo);

@@ -72,7 +72,7 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__walk_memo *memo,
 {
 	const struct sp__qsample *s = job->s;
 	const unsigned char *stack = sp__qsample_stack(s);
-	uint64_t sp = 0;
+	uint64_t sp = 0, tail;
 	int n = 0;
 
 	sp_regs_get(&s->regs, SP_REG_SP, &sp); /* checked by user_prepare */
@@ -84,9 +84,16 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__walk_memo *memo,
 			job->cap - job->nk, job->stats);
 	job->n = job->nk + (n > 0 ? (uint32_t)n : 0);
 	job->stats_rare = stats_rare(job->stats);
-	/* The writer's memo key, while the frames are in this cache. */
+	/*
+	 * The writer's memo key, while the frames are in this cache; a walk
+	 * that reused the walk memo's outer frames has their hash state
+	 * there (the kernel frames come first, in front of the user leaf).
+	 */
 	job->hashed = job->n;
-	if (job->n)
+	if (n > 0 && sp__walk_memo_tail(memo, (size_t)n, &tail))
+		sp__stack_hash_resume(job->frames, job->nk + 1, tail,
+				      job->hash);
+	else if (job->n)
 		sp__stack_hash(job->frames, job->n, job->hash);
 }
 

@@ -39,10 +39,9 @@ int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
 
 	if (!jp || p->state == SP__PROC_EXITED)
 		return 0;
-	now = sp__now_ns();
-	if (sp__jit_check_due(p, jp, now))
+	if (sp__jit_check_due(p, jp, &now))
 		err = rec->policy->jit_refresh(rec, p, now, 0);
-	if (!err)
+	if (!err && sp__jit_due_pending(jp))
 		err = sp__jit_apply_due(&rec->procs, p, time);
 	return err;
 }
@@ -53,12 +52,17 @@ static size_t user_depth(const struct sp__job *job)
 }
 
 /* The pc an unwind stopped at, when it may be in JIT code of @jp's. */
+static bool marker_ended(const struct sp__job *job)
+{
+	return user_depth(job) >= 2 &&
+	       job->frames[job->n - 1].mode == SP_FRAME_TRUNCATED;
+}
+
 static bool stopped_in_jit(const struct sp__process *p,
 			   const struct sp__jit_proc *jp,
 			   const struct sp__job *job, uint64_t *pc)
 {
-	if (user_depth(job) < 2 ||
-	    job->frames[job->n - 1].mode != SP_FRAME_TRUNCATED)
+	if (!marker_ended(job))
 		return false;
 	*pc = job->frames[job->n - 2].abs_ip;
 	return sp__jit_suspect(p, jp, *pc);
@@ -104,7 +108,9 @@ int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
 	unsigned round;
 	int err;
 
-	if (!rec->procs.jit || !job->unwind)
+	/* Only an unwind that ended with a marker may have stopped in JIT
+	 * code: most samples end at the outermost frame, tested first. */
+	if (!rec->procs.jit || !job->unwind || !marker_ended(job))
 		return 0;
 	p = sp__procs_find(&rec->procs, job->pid);
 	if (!p || p->state == SP__PROC_EXITED)

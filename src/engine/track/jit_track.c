@@ -527,12 +527,15 @@ int sp__jit_refresh(struct sp__procs *procs, struct sp__process *p,
 }
 
 bool sp__jit_check_due(struct sp__process *p, struct sp__jit_proc *jp,
-		       uint64_t now)
+		       uint64_t *now)
 {
-	if ((!jp->dump && !jp->desc_addr) || p->state != SP__PROC_ALIVE ||
-	    now < jp->next_check_ns)
+	/* The clock is read only for a process with a source to check. */
+	if ((!jp->dump && !jp->desc_addr) || p->state != SP__PROC_ALIVE)
 		return false;
-	jp->next_check_ns = now + SP__JIT_CHECK_NS;
+	*now = sp__now_ns();
+	if (*now < jp->next_check_ns)
+		return false;
+	jp->next_check_ns = *now + SP__JIT_CHECK_NS;
 	return true;
 }
 
@@ -545,8 +548,7 @@ int sp__jit_apply_due(struct sp__procs *procs, struct sp__process *p,
 	size_t i, k, n;
 	int err;
 
-	if (!jp || p->state == SP__PROC_EXITED ||
-	    (!jp->modules_pending && !jp->regens.len))
+	if (!jp || p->state == SP__PROC_EXITED || !sp__jit_due_pending(jp))
 		return 0;
 	/*
 	 * Threaded mode: the jobs dispatched before are written first, as

@@ -249,17 +249,24 @@ const struct sp__jit_index *sp__jit_snap_index(const struct sp__jit_snap *s);
 int sp__jit_refresh(struct sp__procs *procs, struct sp__process *p,
 		    struct sp__jit_proc *jp, uint64_t now, unsigned flags);
 /*
- * Whether @p, with a JIT source, is due for its routine check at @now
- * (at most every SP__JIT_CHECK_NS; the next one is then scheduled).
+ * Whether @p, with a JIT source, is due for its routine check now (at
+ * most every SP__JIT_CHECK_NS; the next one is then scheduled); *@now
+ * is the clock then (read only for a process with a source).
  */
 bool sp__jit_check_due(struct sp__process *p, struct sp__jit_proc *jp,
-		       uint64_t now);
+		       uint64_t *now);
 /*
  * Before a sample of @p at @time takes its slot: maps the modules of
- * GDB JIT objects learned since, and writes the due regenerations.
+ * GDB JIT objects learned since, and writes the due regenerations (a
+ * caller on every sample tests sp__jit_due_pending first, inline).
  */
 int sp__jit_apply_due(struct sp__procs *procs, struct sp__process *p,
 		      uint64_t time);
+
+static inline bool sp__jit_due_pending(const struct sp__jit_proc *jp)
+{
+	return jp->modules_pending || jp->regens.len;
+}
 /*
  * Could @pc, where an unwind of @p stopped, be in JIT code: in one of
  * @jp's areas, in anonymous (or JIT pseudo) memory, or in no module?

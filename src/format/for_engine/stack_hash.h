@@ -9,6 +9,8 @@
 #include <stackpulse/spool.h>
 #include <stackpulse/writer.h>
 
+#include "frame_hash.h"
+
 /*
  * The writer looks every sample's stack up in a whole-stack memo by a
  * hash of its frames (writer_sample.c), one multiply per frame. The
@@ -24,33 +26,35 @@
  * where to look (a wrong one costs a miss, never a wrong record).
  */
 
-static inline uint64_t sp__stack_hash_mix(uint64_t h, const struct sp_frame *f)
-{
-	h = (h ^ f->abs_ip) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 29);
-}
-
 /*
  * @hash[0]: the stack's hash, @hash[1]: its caller path's (frames[1..n),
- * the stack without its leaf, as that path's own stack would hash).
- * Only the absolute address is mixed in: within one process it names the
- * frame (the module and file offset follow from it), and where it does
- * not (a remapped module, a marker's 0) the stacks only share a memo
- * slot, which the comparison then tells apart. The leaf goes in after the
- * loop, so the caller path's hash costs no test per frame. @n >= 1.
- * Thread: any. Allocates: no.
+ * the stack without its leaf, as that path's own stack would hash), by
+ * base/frame_hash.h. Only the absolute address is mixed in: within one
+ * process it names the frame (the module and file offset follow from
+ * it), and where it does not (a remapped module, a marker's 0) the
+ * stacks only share a memo slot, which the comparison then tells apart.
+ *
+ * sp__stack_hash_resume: the same from @h, the state after frames
+ * [@n, ...) (a suffix hashed before, e.g. by the walk memo), mixing in
+ * frames [0, @n) only. The leaf goes in after the loop, so the caller
+ * path's hash costs no test per frame. @n >= 1. Thread: any.
+ * Allocates: no.
  */
-static inline void sp__stack_hash(const struct sp_frame *f, size_t n,
-				  uint64_t hash[2])
+static inline void sp__stack_hash_resume(const struct sp_frame *f, size_t n,
+					 uint64_t h, uint64_t hash[2])
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
 	size_t i;
 
 	for (i = n - 1; i > 0; i--)
-		h = sp__stack_hash_mix(h, &f[i]);
-	hash[1] = h ^ (h >> 32);
-	h = sp__stack_hash_mix(h, &f[0]);
-	hash[0] = h ^ (h >> 32);
+		h = sp__frame_hash_mix(h, f[i].abs_ip);
+	hash[1] = sp__frame_hash_fin(h);
+	hash[0] = sp__frame_hash_fin(sp__frame_hash_mix(h, f[0].abs_ip));
+}
+
+static inline void sp__stack_hash(const struct sp_frame *f, size_t n,
+				  uint64_t hash[2])
+{
+	sp__stack_hash_resume(f, n, SP__FRAME_HASH_SEED, hash);
 }
 
 /*

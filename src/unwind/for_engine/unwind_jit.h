@@ -3,6 +3,7 @@
 #ifndef SP_UNWIND_UNWIND_JIT_H
 #define SP_UNWIND_UNWIND_JIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -138,5 +139,16 @@ int sp__unwinder_unwind_jit(struct sp_unwinder *unwinder,
 			    struct sp__walk_memo *memo, int32_t tid,
 			    uint64_t gen, struct sp_frame *frames, size_t cap,
 			    struct sp_unwind_stats *stats);
+
+/*
+ * After sp__unwinder_unwind_jit() with @memo returned @n frames: whether
+ * the memo knows their base/frame_hash.h state after frames [1, @n)
+ * (outermost first), then in *@h. It does when the walk was kept (a
+ * walk that reused an older one's frames then hashed only its new
+ * ones), so the caller's stack hash mixes in frames [0, 1) and whatever
+ * it puts before them (sp__stack_hash_resume). Thread: @memo's.
+ */
+bool sp__walk_memo_tail(const struct sp__walk_memo *memo, size_t n,
+			uint64_t *h);
 
 #endif /* SP_UNWIND_UNWIND_JIT_H */
