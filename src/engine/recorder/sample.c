@@ -63,26 +63,22 @@ void sp__live_jit_code(struct sp_recorder *rec, struct sp__process *p,
 }
 
 /* The policy checks the user PC of a live process's sample. */
-static int cover_pc(struct sp_recorder *rec, struct sp__process *p,
-		    const struct sp__qsample *s)
+static int cover_pc(struct sp_recorder *rec, struct sp__process *p, uint64_t pc)
 {
-	uint64_t pc = 0;
-
-	sp_regs_get(&s->regs, SP_REG_PC, &pc); /* checked by user_prepare */
 	if (!p || p->state != SP__PROC_ALIVE)
 		return 0;
 	return rec->policy->sample_pc(rec, p, pc);
 }
 
 /*
- * Checks the user registers and finds the module map to unwind with:
- * the process's live mappings (inline) or a reference to an immutable
- * version (threaded, stored in @job->ver). Returns whether to unwind.
+ * Checks the user registers of a sample of @p (NULL: unknown) and finds
+ * the module map to unwind with: the process's live mappings (inline)
+ * or a reference to an immutable version (threaded, stored in
+ * @job->ver). Returns whether to unwind.
  */
-static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
-			 struct sp__job *job)
+static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
+			 const struct sp__qsample *s, struct sp__job *job)
 {
-	struct sp__process *p = sp__procs_find(&rec->procs, s->pid);
 	uint64_t pc, sp;
 
 	job->maps = NULL;
@@ -107,7 +103,7 @@ static bool user_prepare(struct sp_recorder *rec, const struct sp__qsample *s,
 	/* The policy reads Python's trampolines once an arena is filled. */
 	if (p && p->jit_pending && p->py_marked && !rec->procs.no_jit_code)
 		rec->policy->jit_code(rec, p, s->time);
-	if (cover_pc(rec, p, s))
+	if (cover_pc(rec, p, pc))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)
@@ -152,6 +148,7 @@ static bool skipped(struct sp_recorder *rec, const struct sp__qsample *s)
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 {
 	const uint64_t *ips = sp__qsample_ips(s);
+	struct sp__process *p;
 	struct sp__job tmp, *job;
 	bool unwind, out;
 	int err;
@@ -161,11 +158,11 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	if (skipped(rec, s))
 		return 0;
 	/* May write module records: before this sample takes its slot. */
-	err = sp__jit_before_sample(rec, sp__procs_find(&rec->procs, s->pid),
-				    s->time);
+	p = sp__procs_find(&rec->procs, s->pid);
+	err = sp__jit_before_sample(rec, p, s->time);
 	if (err)
 		return err;
-	unwind = user_prepare(rec, s, &tmp);
+	unwind = user_prepare(rec, p, s, &tmp);
 	/* A span starts (offcpu.h); arming may dispatch a job before it. */
 	out = rec->offcpu.mode != SP_PROFILE_CPU &&
 	      (s->misc & SP__QSAMPLE_UNIT_PERIOD);
