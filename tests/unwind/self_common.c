@@ -2,6 +2,7 @@
 /* Capture, mapping table and name resolution helpers of the self tests. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,4 +188,51 @@ int self_is_complete(const struct sp_frame *f, int n,
 		return 0;
 	}
 	return 1;
+}
+
+/* ---- a capture from inside libc (self_capture_twalk) ---- */
+
+/* Not static: named in the expected frames. */
+void self_walk_action(const void *node, VISIT which, int depth);
+
+static struct self_sample *walk_sample;
+static int walk_calls;
+static volatile int walk_sink;
+
+static void free_nothing(void *p)
+{
+	(void)p;
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+SELF_NOIPA void self_walk_action(const void *node, VISIT which, int depth)
+{
+	(void)node;
+	(void)depth;
+	if (which == leaf && walk_calls++ == 5)
+		sample_here(walk_sample);
+	walk_sink++; /* no tail call: keep this frame */
+}
+
+SELF_NOIPA void self_capture_twalk(struct self_sample *s)
+{
+	static int keys[64];
+	void *root = NULL;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		keys[i] = (i * 7919) % 64;
+		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
+	}
+	walk_calls = 0;
+	walk_sample = s;
+	twalk(root, self_walk_action);
+	tdestroy(root, free_nothing);
+	walk_sink++; /* no tail call: keep this frame */
 }

@@ -30,5 +30,14 @@ int self_expect(const struct sp_frame *f, int n, int from,
 /* 1 when the stack ends at _start without a marker. */
 int self_is_complete(const struct sp_frame *f, int n,
 		     const struct sp_unwind_stats *st);
+/*
+ * Takes @s from inside libc (Debian's is built without frame pointers):
+ * twalk walks a tsearch tree and its recursion (trecurse) calls
+ * self_walk_action, which takes the sample at its sixth leaf. So the
+ * stack is sample_here, self_walk_action, libc's frames (some save RBP),
+ * self_capture_twalk, then the caller. Not qsort: sanitizer runtimes
+ * replace qsort with their own.
+ */
+void self_capture_twalk(struct self_sample *s);
 
 #endif /* SP_TESTS_UNWIND_SELF_COMMON_H */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Self-unwind: capture our own stack in known call chains and unwind it. */
 #define _GNU_SOURCE
-#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +25,10 @@ void test_cfa_rbx_saved(struct sp_unwinder *u);
 void clobber_then_chain(void *arg);
 void test_depth_cap(void);
 void test_plt_pc(struct sp_unwinder *u);
-void walk_action(const void *node, VISIT which, int depth);
 
 #define CAP 1100
 
 static struct sp_frame frames[CAP];
-
-static void free_nothing(void *p)
-{
-	(void)p;
-}
 
 static void sample_free(struct self_sample *s)
 {
@@ -67,54 +60,26 @@ SELF_NOIPA void test_chain(struct sp_unwinder *u)
 	sample_free(&s);
 }
 
-static int walk_calls;
-static volatile int walk_sink;
-static struct self_sample *walk_sample;
-
-static int compare_ints(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-SELF_NOIPA void walk_action(const void *node, VISIT which, int depth)
-{
-	(void)node;
-	(void)depth;
-	if (which == leaf && walk_calls++ == 5)
-		sample_here(walk_sample);
-	walk_sink++; /* no tail call: keep this frame */
-}
-
 /*
- * libc (Debian: no frame pointers) between our callback and us: twalk's
- * recursion (trecurse) calls walk_action. Not qsort: sanitizer runtimes
- * replace qsort with their own implementation.
+ * libc (Debian: no frame pointers) between our callback and us
+ * (self_capture_twalk: twalk's recursion calls self_walk_action).
  */
 SELF_NOIPA void test_libc(struct sp_unwinder *u)
 {
 	struct self_sample s = { 0 };
 	struct sp_unwind_stats st;
-	static int keys[64];
-	void *root = NULL;
-	int i, n, k, in_libc = 0;
+	int n, k, in_libc = 0;
 	const char *file;
 
-	for (i = 0; i < 64; i++) {
-		keys[i] = (i * 7919) % 64;
-		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
-	}
-	walk_sample = &s;
-	twalk(root, walk_action);
+	self_capture_twalk(&s);
 	CHECK(s.taken);
 	n = self_unwind(u, &s, frames, CAP, &st);
-	CHECK(self_expect(frames, n, 0,
-			  (const char *const[]){ "sample_here", "walk_action" },
-			  2));
+	CHECK(self_expect(
+		frames, n, 0,
+		(const char *const[]){ "sample_here", "self_walk_action" }, 2));
 	for (k = 2; k < n; k++) {
-		if (strcmp(self_name(frames[k].abs_ip, &file), "test_libc") ==
-		    0)
+		if (strcmp(self_name(frames[k].abs_ip, &file),
+			   "self_capture_twalk") == 0)
 			break;
 		in_libc += strstr(file, "libc.so") != NULL;
 	}
@@ -122,9 +87,10 @@ SELF_NOIPA void test_libc(struct sp_unwinder *u)
 		self_print(frames, n);
 	CHECK(in_libc >= 2); /* twalk and at least one trecurse */
 	CHECK(self_expect(frames, n, k,
-			  (const char *const[]){ "test_libc", "main" }, 2));
+			  (const char *const[]){ "self_capture_twalk",
+						 "test_libc", "main" },
+			  3));
 	CHECK(self_is_complete(frames, n, &st));
-	tdestroy(root, free_nothing);
 	sample_free(&s);
 }
 

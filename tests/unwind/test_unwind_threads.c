@@ -2,7 +2,6 @@
 /* Concurrency: threads unwind one corpus through one shared sp_unwinder. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +29,6 @@
  * equal the reference. `make tsan` runs this under ThreadSanitizer, which
  * reports any unsynchronized access the races above would make.
  */
-
-/* Not static: the chains call back into these. */
-void threads_walk_action(const void *node, VISIT which, int depth);
 
 #define THREADS 4
 #define ROUNDS 6
@@ -63,47 +59,6 @@ static struct self_maps maps;
 static struct sp_unwinder *shared;
 static pthread_barrier_t barrier;
 
-static struct self_sample *walk_sample;
-static int walk_calls;
-static volatile int walk_sink;
-
-static void free_nothing(void *p)
-{
-	(void)p;
-}
-
-static int compare_ints(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-SELF_NOIPA void threads_walk_action(const void *node, VISIT which, int depth)
-{
-	(void)node;
-	(void)depth;
-	if (which == leaf && walk_calls++ == 5)
-		sample_here(walk_sample);
-	walk_sink++; /* no tail call: keep this frame */
-}
-
-static void capture_twalk(struct self_sample *s)
-{
-	static int keys[64];
-	void *root = NULL;
-	int i;
-
-	for (i = 0; i < 64; i++) {
-		keys[i] = (i * 7919) % 64;
-		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
-	}
-	walk_calls = 0;
-	walk_sample = s;
-	twalk(root, threads_walk_action);
-	tdestroy(root, free_nothing);
-}
-
 static struct self_sample *next_capture(void)
 {
 	CHECK(ncaptures < MAX_CAPTURES);
@@ -115,7 +70,7 @@ static void capture_all(void)
 	int depth;
 
 	chain_a(next_capture(), 1);
-	capture_twalk(next_capture());
+	self_capture_twalk(next_capture());
 	dso_entry2(chain_cb, next_capture());
 	sp_test_cfa_rbx(chain_cb, next_capture());
 	for (depth = 1; depth <= 60; depth += 3)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The walk memo: a reused walk equals the full walk, frame by frame. */
 #define _GNU_SOURCE
-#include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,57 +47,12 @@ static struct self_sample *next_capture(void)
 	return &captures[ncaptures++];
 }
 
-static struct self_sample *walk_sample;
-static int walk_calls;
-static volatile int walk_sink;
-
-/* Not static: libc's twalk calls back into it. */
-void memo_walk_action(const void *node, VISIT which, int depth);
-
-static void free_nothing(void *p)
-{
-	(void)p;
-}
-
-static int compare_ints(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-SELF_NOIPA void memo_walk_action(const void *node, VISIT which, int depth)
-{
-	(void)node;
-	(void)depth;
-	if (which == leaf && walk_calls++ == 5)
-		sample_here(walk_sample);
-	walk_sink++; /* no tail call: keep this frame */
-}
-
-/* libc frames (twalk's recursion), some of which save RBP. */
-static void capture_twalk(struct self_sample *s)
-{
-	static int keys[64];
-	void *root = NULL;
-	int i;
-
-	for (i = 0; i < 64; i++) {
-		keys[i] = (i * 7919) % 64;
-		CHECK(tsearch(&keys[i], &root, compare_ints) != NULL);
-	}
-	walk_calls = 0;
-	walk_sample = s;
-	twalk(root, memo_walk_action);
-	tdestroy(root, free_nothing);
-}
-
 static void capture_all(void)
 {
 	int depth;
 
 	chain_a(next_capture(), 1);
-	capture_twalk(next_capture());
+	self_capture_twalk(next_capture());
 	dso_entry2(chain_cb, next_capture());
 	sp_test_cfa_rbx(chain_cb, next_capture());
 	for (depth = 1; depth <= 90; depth += 4)
