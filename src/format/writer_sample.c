@@ -380,13 +380,6 @@ static void last_free(struct sp_writer *w, struct sp__memo_last *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static bool frame_eq(const struct sp_frame *a, const struct sp_frame *b)
-{
-	return a->abs_ip == b->abs_ip &&
-	       a->file_relative_ip == b->file_relative_ip &&
-	       a->module_id == b->module_id && a->mode == b->mode;
-}
-
 /*
  * How many outer frames of @frames (at most @n - 1: the leaf is always
  * interned) equal those of thread slot @tid's last stack; then *@base is
@@ -405,8 +398,9 @@ static size_t last_shared(const struct sp_writer *w, int32_t tid,
 	if (!l->n || (l->gen != 0 && l->gen != w->unpinned_gen))
 		return 0;
 	max = l->n < n - 1 ? l->n : n - 1;
-	while (c < max &&
-	       frame_eq(&frames[n - 1 - c], &l->frames[l->n - 1 - c]))
+	/* Compared as memo_find does: the whole frame, byte for byte. */
+	while (c < max && memcmp(&frames[n - 1 - c], &l->frames[l->n - 1 - c],
+				 sizeof(*frames)) == 0)
 		c++;
 	if (c)
 		*base = l->nodes[l->n - c];
@@ -550,8 +544,6 @@ static int sample_slow(struct sp_writer *w, uint64_t ts, int64_t delta,
 		todo = 1;
 	else if (n > 1)
 		shared = last_shared(w, tid, frames, n, &base);
-	if (!path && !shared)
-		base = SP_NO_PARENT;
 	todo -= shared;
 	/* Shared frames were checked when the last stack was written. */
 	err = frames_check(w, frames, todo, &nunpinned);

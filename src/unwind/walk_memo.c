@@ -215,9 +215,11 @@ void sp__memo_keep(struct sp__walk_memo *m, int32_t tid, uint64_t gen,
 		if (cut)
 			sums(st, k, n, false);
 		sums(st, 0, k, true);
-		/* The kept suffix's states hold: the same frames, the same end. */
-		hash_steps(st, out, cut ? n : k,
-			   cut ? hash_base(ret) : st[k].hsuf);
+		/* Uncut, the kept suffix's states hold: same frames, same end. */
+		if (cut)
+			hash_steps(st, out, n, hash_base(ret));
+		else
+			hash_steps(st, out, k, st[k].hsuf);
 	} else {
 		if (prev) {
 			/* No room in front: the suffix joins the prefix. */
@@ -274,12 +276,9 @@ static bool slow_holds(const struct sp__memo_step *s,
 }
 
 /*
- * Whether simple steps [@s, @end), every slot of which is in the copy
- * (their bounds are; a step that is not simple has its slots at 0,
- * below every copy), read what they read before: no test per step, one
- * at the end (a replay that fails is rare). A slot's byte in the copy is
- * at @base + slot, @base the copy's address less its target address
- * (integer arithmetic: only in-copy addresses are made pointers).
+ * The word at @slot of the copy: at @base + slot, @base the copy's
+ * address less its target address (integer arithmetic: only in-copy
+ * addresses are made pointers, which the caller's bounds ensure).
  */
 static uint64_t slot_word(uintptr_t base, uint64_t slot)
 {
@@ -289,21 +288,28 @@ static uint64_t slot_word(uintptr_t base, uint64_t slot)
 	return v;
 }
 
-static bool replay_reads(const struct sp__memo_step *s,
-			 const struct sp__memo_step *end, const uint8_t *data,
-			 uint64_t addr)
+/* Nonzero when simple step @s, its slots in the copy, reads otherwise. */
+static uint64_t step_diff(uintptr_t base, const struct sp__memo_step *s)
 {
-	uintptr_t base = (uintptr_t)data - (uintptr_t)addr;
+	return (slot_word(base, s->slot[0]) ^ s->val[0]) |
+	       (slot_word(base, s->slot[1]) ^ s->val[1]);
+}
+
+/*
+ * Whether simple steps [@s, @end), every slot of which is in the copy
+ * (their bounds are; a step that is not simple has its slots at 0,
+ * below every copy), read what they read before: no test per step, one
+ * at the end (a replay that fails is rare).
+ */
+static bool replay_reads(const struct sp__memo_step *s,
+			 const struct sp__memo_step *end, uintptr_t base)
+{
 	uint64_t diff = 0;
 
 	for (; s + 1 < end; s += 2)
-		diff |= (slot_word(base, s[0].slot[0]) ^ s[0].val[0]) |
-			(slot_word(base, s[0].slot[1]) ^ s[0].val[1]) |
-			(slot_word(base, s[1].slot[0]) ^ s[1].val[0]) |
-			(slot_word(base, s[1].slot[1]) ^ s[1].val[1]);
+		diff |= step_diff(base, s) | step_diff(base, s + 1);
 	if (s < end)
-		diff |= (slot_word(base, s->slot[0]) ^ s->val[0]) |
-			(slot_word(base, s->slot[1]) ^ s->val[1]);
+		diff |= step_diff(base, s);
 	return diff == 0;
 }
 
@@ -312,8 +318,8 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 		     sp__memo_slow_fn slow, size_t *used, int *ret, int *err)
 {
 	const struct sp__memo_step *st = prev->st + prev->base, *s;
-	const uint8_t *data = stack->data;
 	uint64_t addr = stack->addr, lim = stack->len - 8;
+	uintptr_t base = (uintptr_t)stack->data - (uintptr_t)addr;
 	size_t e = prev->n - 1, last;
 
 	/* A copy at address 0 would cover the 0 slots of the other steps. */
@@ -341,7 +347,7 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 	 * 0, outside every copy, and they are re-run.
 	 */
 	for (s = st + j; s < st + last; s++) {
-		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
+		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr;
 
 		if (s->lo - addr <= lim && s->hi - addr <= lim)
 			break; /* the rest in the copy: replay_reads */
@@ -351,24 +357,16 @@ bool sp__memo_replay(const struct sp__memo_rec *prev, size_t j, size_t k,
 				return false;
 			continue;
 		}
-		memcpy(&v0, data + o0, 8);
-		memcpy(&v1, data + o1, 8);
-		if ((v0 ^ s->val[0]) | (v1 ^ s->val[1]))
+		if (step_diff(base, s))
 			return false;
 	}
-	if (s < st + last && !replay_reads(s, st + last, data, addr))
+	if (s < st + last && !replay_reads(s, st + last, base))
 		return false;
 	/* The last one ends the walk as it did, or steps (the limit). */
 	s = &st[last];
-	if (s->kind == SP__MEMO_SIMPLE) {
-		uint64_t o0 = s->slot[0] - addr, o1 = s->slot[1] - addr, v0, v1;
-
-		if (*ret != 0 || o0 > lim || o1 > lim)
-			return false;
-		memcpy(&v0, data + o0, 8);
-		memcpy(&v1, data + o1, 8);
-		return ((v0 ^ s->val[0]) | (v1 ^ s->val[1])) == 0;
-	}
+	if (s->kind == SP__MEMO_SIMPLE)
+		return *ret == 0 && s->slot[0] - addr <= lim &&
+		       s->slot[1] - addr <= lim && step_diff(base, s) == 0;
 	if (s->kind == SP__MEMO_PURE)
 		return *ret == SP__STEP_END;
 	return slow_holds(s, s + 1, *ret, *err, stack, slow);

@@ -51,13 +51,14 @@ static size_t user_depth(const struct sp__job *job)
 	return job->n - job->nk;
 }
 
-/* The pc an unwind stopped at, when it may be in JIT code of @jp's. */
+/* Whether the unwind ended with a marker after at least one user frame. */
 static bool marker_ended(const struct sp__job *job)
 {
 	return user_depth(job) >= 2 &&
 	       job->frames[job->n - 1].mode == SP_FRAME_TRUNCATED;
 }
 
+/* The pc an unwind stopped at, when it may be in JIT code of @jp's. */
 static bool stopped_in_jit(const struct sp__process *p,
 			   const struct sp__jit_proc *jp,
 			   const struct sp__job *job, uint64_t *pc)
