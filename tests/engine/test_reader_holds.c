@@ -276,7 +276,7 @@ int main(void)
 		CHECK_EQ(items[i].len, sizeof(struct sp__qsample));
 	sp__merge_init(&mg, &mem);
 	for (i = 0; i < n; i++)
-		CHECK_OK(sp__merge_push_ref(&mg, &items[i]));
+		CHECK_OK(sp__merge_push_ref(&mg, &items[i], 0));
 	CHECK_EQ(sp__merge_copy_refs(&mg, sp__rblock_consume), 2);
 	drain(&rd); /* the holds are released: all given back */
 	CHECK_EQ(tail_of(&ring),

@@ -39,6 +39,7 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	struct sp__qsample q;
 	struct sp__span spans[3];
 	struct sp__merge_item it;
+	uint64_t sp;
 
 	if (sp__perf_parse_sample(r, len, d->sample_type, SP__PERF_REGS_MASK,
 				  &ps)) {
@@ -55,6 +56,10 @@ static int push_sample(struct sp__drain *d, const void *r, size_t len,
 	q.nr_ips = ps.nr_ips;
 	q.stack_len = ps.stack_len;
 	q.regs = ps.regs;
+	if (ps.regs.abi == SP_REGS_ABI_64 &&
+	    !sp_regs_get(&ps.regs, SP_REG_PC, &q.user_pc) &&
+	    !sp_regs_get(&ps.regs, SP_REG_SP, &sp))
+		q.misc |= SP__QSAMPLE_USER_PC;
 	spans[0] = (struct sp__span){ &q, sizeof(q) };
 	spans[1] = (struct sp__span){ ps.ips, ps.nr_ips * 8 };
 	spans[2] = (struct sp__span){ ps.stack, ps.stack_len };

@@ -3,7 +3,7 @@
 
 /*
  * Records are copied into one byte vector (or referenced in place) and
- * described by small items, kept in one sorted run per ring. A release
+ * described by small items, kept in one sorted run per source. A release
  * builds a loser tree over the runs that have a record old enough, hands
  * out the tree's winner and replays its leaf (log2 of the runs merged
  * comparisons per record), then moves what is left of each run, and the
@@ -129,13 +129,13 @@ static struct sp__merge_run *run_of(struct sp__merge *m, size_t r)
 }
 
 /*
- * Appends @it to its run, in order: a record older than the run's last
+ * Puts @it into run @r, in order: a record older than the run's last
  * goes back into place, or, further back than INSERT_MAX, marks the run
  * for a sort at the next release (hostile timestamps stay n log n).
  */
-static int run_add(struct sp__merge *m, const struct sp__merge_item *it)
+static __attribute__((noinline)) int
+run_insert(struct sp__merge *m, const struct sp__merge_item *it, size_t r)
 {
-	size_t r = (size_t)(it->key >> 40) & (RUNS_MAX - 1);
 	struct sp__merge_run *run = r < m->runs.len ? run_at(m, r) :
 						      run_of(m, r);
 	struct sp__merge_item *items;
@@ -163,6 +163,28 @@ static int run_add(struct sp__merge *m, const struct sp__merge_item *it)
 	return 0;
 }
 
+/* Appends @it to run @r: what almost every record takes, then the rest. */
+static inline int run_add(struct sp__merge *m, const struct sp__merge_item *it,
+			  size_t r)
+{
+	struct sp__merge_run *run;
+	struct sp__merge_item *items;
+	size_t n;
+
+	if (r >= m->runs.len)
+		return run_insert(m, it, r);
+	run = run_at(m, r);
+	items = run->items.data;
+	n = run->items.len;
+	if (n == run->items.cap ||
+	    (n > run->head && item_less(it, &items[n - 1])))
+		return run_insert(m, it, r);
+	items[n] = *it;
+	run->items.len = n + 1;
+	m->count++;
+	return 0;
+}
+
 int sp__merge_push(struct sp__merge *m, const struct sp__merge_item *item,
 		   const struct sp__span *spans, size_t n)
 {
@@ -185,15 +207,16 @@ int sp__merge_push(struct sp__merge *m, const struct sp__merge_item *item,
 	}
 	it.len = total;
 	m->bytes.len = (m->bytes.len + 7) & ~(size_t)7;
-	err = run_add(m, &it);
+	err = run_add(m, &it, (size_t)(it.key >> 40) & (RUNS_MAX - 1));
 	if (err)
 		m->bytes.len = start;
 	return err;
 }
 
-int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it)
+int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it,
+		       size_t run)
 {
-	return run_add(m, it);
+	return run_add(m, it, run & (RUNS_MAX - 1));
 }
 
 /*

@@ -37,16 +37,20 @@ struct sp__merge_node {
  * the next poll (or a forced release on flush).
  *
  * A ring holds its records in time order, so the queue keeps one sorted
- * run per ring (the ring index is the key's high bits) and a release is a
- * k-way merge of the runs' heads through a loser tree: log2(runs)
+ * run per source and a release is a k-way merge of the runs' heads through a loser tree: log2(runs)
  * comparisons per record, of (time, key) kept in the tree's nodes, instead
- * of a sort of everything queued. A record older than the last of its run
- * (a per-thread ring written from two CPUs) is inserted in place; a run
- * out of order by more than a few records is sorted at the next release.
+ * of a sort of everything queued. A source is a ring (copied records:
+ * the ring index is the key's high bits) or whatever the caller of
+ * sp__merge_push_ref names: a reader thread keeps one run per ring of
+ * its own, and the sequencer one run per reader, whose records come
+ * merged already. A record older than the last of its run (a per-thread
+ * ring written from two CPUs, a reader that handed over records early)
+ * is inserted in place; a run out of order by more than a few records
+ * is sorted at the next release.
  */
 struct sp__merge {
 	const struct sp__mem *mem;
-	struct sp__vec runs;  /* struct sp__merge_run, by ring index */
+	struct sp__vec runs;  /* struct sp__merge_run, by source */
 	struct sp__vec bytes; /* record copies, 8-byte aligned */
 	struct sp__vec spare; /* compaction target, swapped with bytes */
 	struct sp__vec tree;  /* struct sp__merge_node, the loser tree */
@@ -100,8 +104,13 @@ void sp__merge_fini(struct sp__merge *m);
 int sp__merge_push(struct sp__merge *m, const struct sp__merge_item *it,
 		   const struct sp__span *spans, size_t n);
 
-/* Queues @it referencing its bytes in place (@it->ref, @it->owner). */
-int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it);
+/*
+ * Queues @it referencing its bytes in place (@it->ref, @it->owner), in
+ * run @run: records of one run come mostly in (time, key) order (a
+ * reader's rings merged, or one of them).
+ */
+int sp__merge_push_ref(struct sp__merge *m, const struct sp__merge_item *it,
+		       size_t run);
 
 /* @rec is the record's bytes (copied or referenced). */
 typedef int (*sp__merge_fn)(void *ctx, const struct sp__merge_item *it,

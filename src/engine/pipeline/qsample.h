@@ -20,6 +20,12 @@
  * interval in ns, never 1).
  */
 #define SP__QSAMPLE_UNIT_PERIOD (1u << 16)
+/*
+ * Set in @misc: @regs are a 64-bit task's with a pc and a stack pointer,
+ * the pc in @user_pc (read where the sample is parsed: in threaded mode
+ * a reader thread, not the sequencer).
+ */
+#define SP__QSAMPLE_USER_PC (1u << 17)
 
 /** struct sp__qsample is a sample as queued (stack bytes follow ips). */
 struct sp__qsample {
@@ -38,6 +44,7 @@ struct sp__qsample {
 	 */
 	const uint64_t *ext_ips;
 	const unsigned char *ext_stack;
+	uint64_t user_pc; /* with SP__QSAMPLE_USER_PC */
 	struct sp_regs regs;
 };
 

@@ -52,6 +52,33 @@ static struct sp__rblock *next_block(struct sp__reader *r)
 
 /* What precedes each record in a block: its hold, or NULL. */
 #define REC_HDR sizeof(struct sp__rhold *)
+/* Records kept back at most: beyond, they are queued unmerged. */
+#define KEPT_MAX SP__RQUEUE
+
+static int to_queue(void *ctx, const struct sp__merge_item *it, const void *rec)
+{
+	struct sp__reader *r = ctx;
+
+	(void)rec;
+	if (!sp__spsc_push(&r->queue, it))
+		return -EAGAIN;
+	r->dirty = true;
+	return 0;
+}
+
+/*
+ * Queues the kept records up to @upto (UINT64_MAX: all), in order.
+ * Returns false when the queue filled first (the rest stay kept). The
+ * sequencer merges whatever comes, in any order: merging here only
+ * spares it the work.
+ */
+static bool hand_over(struct sp__reader *r, uint64_t upto)
+{
+	int err = sp__merge_release(&r->kept, upto, to_queue, r);
+
+	atomic_store(&r->nkept, sp__merge_count(&r->kept));
+	return !err;
+}
 
 static int push(void *ctx, const struct sp__merge_item *item,
 		const struct sp__span *spans, size_t n)
@@ -63,6 +90,8 @@ static int push(void *ctx, const struct sp__merge_item *item,
 	size_t i, total = REC_HDR;
 	unsigned char *dst;
 
+	if (sp__merge_count(&r->kept) >= KEPT_MAX && !hand_over(r, UINT64_MAX))
+		return -EAGAIN;
 	if (item->pos != SP__NO_HOLD) { /* a sample left in the ring */
 		if (rr->hold_tail - rr->hold_head == SP__RHOLDS)
 			return -EAGAIN;
@@ -87,13 +116,12 @@ static int push(void *ctx, const struct sp__merge_item *item,
 			       spans[i].len);
 		it.len += spans[i].len;
 	}
-	if (!sp__spsc_push(&r->queue, &it))
+	if (sp__merge_push_ref(&r->kept, &it, (size_t)(rr - r->rings)))
 		return -EAGAIN; /* the copy is simply overwritten later */
 	r->cur->used += total;
 	r->cur->pushed++;
 	if (hold)
 		rr->hold_tail++;
-	r->dirty = true;
 	return 0;
 }
 
@@ -186,6 +214,8 @@ static void wait_ready(struct sp__reader *r, int timeout_ms)
 /* Sleeps until the sequencer frees a block or queue slot (or a tick). */
 static void wait_space(struct sp__reader *r)
 {
+	/* Kept records hold blocks too: the sequencer may copy them out. */
+	hand_over(r, UINT64_MAX);
 	atomic_fetch_add(&r->stalls, 1);
 	atomic_store(&r->starved, true);
 	notify(r, r->notify_fd); /* the sequencer copies queued records out */
@@ -204,7 +234,9 @@ static void *reader_main(void *arg)
 		uint64_t t = sp__clock_read(atomic_load(&r->clock));
 		size_t n = atomic_load(&r->nrings);
 
-		if (drain_all(r, n, t)) {
+		/* A drain request (flush, finish) queues everything read. */
+		if (drain_all(r, n, t) &&
+		    hand_over(r, req != acked ? UINT64_MAX : t)) {
 			atomic_store(&r->watermark, t);
 			atomic_store(&r->drain_ack, req);
 			if (r->dirty || was_dirty || req != acked)
@@ -243,6 +275,7 @@ int sp__reader_init(struct sp__reader *r, const struct sp__mem *mem,
 	r->rings = sp__mem_calloc(mem, rings_cap, sizeof(*r->rings));
 	r->queue_buf = sp__mem_calloc(mem, SP__RQUEUE, sizeof(*r->queue_buf));
 	r->scratch = sp__mem_alloc(mem, SP__RING_RECORD_MAX);
+	sp__merge_init(&r->kept, mem);
 	if (!r->rings || !r->queue_buf || !r->scratch)
 		return -ENOMEM;
 	sp__spsc_init(&r->queue, r->queue_buf, SP__RQUEUE);
@@ -300,6 +333,7 @@ void sp__reader_fini(struct sp__reader *r)
 	sp__mem_free(r->mem, r->rings, r->rings_cap * sizeof(*r->rings));
 	sp__mem_free(r->mem, r->queue_buf, SP__RQUEUE * sizeof(*r->queue_buf));
 	sp__mem_free(r->mem, r->scratch, SP__RING_RECORD_MAX);
+	sp__merge_fini(&r->kept); /* never written: closed without finish */
 	if (r->epfd >= 0)
 		close(r->epfd);
 	if (r->wakefd >= 0)
@@ -361,7 +395,7 @@ bool sp__reader_has_unread(struct sp__reader *r)
 		    atomic_load(&rr->scanned))
 			return true;
 	}
-	return false;
+	return atomic_load(&r->nkept) != 0;
 }
 
 void sp__reader_poke(struct sp__reader *r)

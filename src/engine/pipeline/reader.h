@@ -17,8 +17,10 @@
 
 /*
  * A reader owns a group of rings. Each cycle it reads the clock, drains
- * every ring, then publishes the clock reading as its watermark: every
- * record of its rings older than that is queued. A sample's stack and
+ * every ring, queues, merged in (time, key) order, what it read up to
+ * that clock reading (the rest waits for the next cycle), then publishes
+ * the reading as its watermark: every record of its rings older than
+ * that is queued. A sample's stack and
  * callchain stay where the kernel wrote them: the reader copies only the
  * parsed fields (struct sp__qsample, a few hundred bytes) into its
  * blocks, with a reference into the ring, and records the sample's ring
@@ -104,7 +106,13 @@ struct sp__reader {
 	struct sp__rblock *cur;
 	struct sp__reader_ring *cur_ring; /* the ring being drained */
 	void *scratch;
-	bool dirty; /* pushed since the last notification */
+	/*
+	 * What this cycle's drain read, one run per ring, merged into the
+	 * queue up to the cycle's watermark; newer records wait here for
+	 * the next cycle, so the sequencer gets one sorted run per reader.
+	 */
+	struct sp__merge kept;
+	bool dirty; /* queued since the last notification */
 	/* Where watermarks come from (the replay harness swaps it). */
 	_Atomic(const struct sp__clock *) clock;
 	char pad0[SP__CACHE_LINE];
@@ -118,6 +126,7 @@ struct sp__reader {
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
 	_Atomic uint64_t stalls; /* drains stopped: full queue, blocks, holds */
+	_Atomic size_t nkept;	 /* records in @kept after the last cycle */
 	/* A ring is half held: copy out, and wake me once written. */
 	_Atomic bool pinned;
 	/* eventfd writes and epoll waits for this reader (benchmarks) */
@@ -153,7 +162,10 @@ uint64_t sp__reader_request(struct sp__reader *r);
  */
 void sp__rblock_consume(void *owner, const void *ref);
 
-/* Whether records wait in a ring of @r that it has not read yet. */
+/*
+ * Whether records of @r's rings are not queued yet: in a ring, unread, or
+ * read and kept back (newer than the watermark @r last published).
+ */
 bool sp__reader_has_unread(struct sp__reader *r);
 /* After writing: wakes @r if it asked to release held ring space. */
 void sp__reader_poke(struct sp__reader *r);

@@ -170,7 +170,7 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t)
 		p->unusable += u - t->unusable_seen[i];
 		t->unusable_seen[i] = u;
 		while (!err && sp__spsc_pop(&r->queue, &it)) {
-			err = sp__merge_push_ref(&p->merge, &it);
+			err = sp__merge_push_ref(&p->merge, &it, i);
 			if (err) { /* the record is gone: count it as lost */
 				sp__rblock_consume(it.owner, it.ref);
 				p->dropped++;

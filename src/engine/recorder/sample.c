@@ -79,8 +79,6 @@ static int cover_pc(struct sp_recorder *rec, struct sp__process *p, uint64_t pc)
 static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
 			 const struct sp__qsample *s, struct sp__job *job)
 {
-	uint64_t pc, sp;
-
 	job->maps = NULL;
 	job->nmaps = 0;
 	job->maps_gen = 0;
@@ -91,9 +89,7 @@ static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
 			rec->sum.errors[SP_SAMPLE_ERR_USER_REGISTERS_MISSING]++;
 		return false;
 	}
-	if (s->regs.abi != SP_REGS_ABI_64 ||
-	    sp_regs_get(&s->regs, SP_REG_PC, &pc) ||
-	    sp_regs_get(&s->regs, SP_REG_SP, &sp)) {
+	if (!(s->misc & SP__QSAMPLE_USER_PC)) {
 		/* 32-bit tasks never enter the 64-bit unwinder. */
 		rec->sum.errors[SP_SAMPLE_ERR_REGISTER_CAPTURE]++;
 		return false;
@@ -103,7 +99,7 @@ static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
 	/* The policy reads Python's trampolines once an arena is filled. */
 	if (p && p->jit_pending && p->py_marked && !rec->procs.no_jit_code)
 		rec->policy->jit_code(rec, p, s->time);
-	if (cover_pc(rec, p, pc))
+	if (cover_pc(rec, p, s->user_pc))
 		sp__log(rec->logger, SP_LOG_DEBUG,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit test: a reader queues its rings' records merged, up to its watermark. */
+
+/*
+ * A reader drains several rings per cycle and queues what it read in
+ * (time, key) order, so the sequencer gets one sorted run per reader;
+ * records newer than the cycle's clock reading (its watermark) wait in
+ * the reader for the next cycle. Here the test is the kernel (it writes
+ * samples into three in-memory rings) and the sequencer (it pops the
+ * reader's queue):
+ * - samples interleaved in time across the rings, one tie between two
+ *   rings, come out in time order, the tie in ring order;
+ * - a sample newer than the watermark is not queued by a tick's cycle
+ *   and counts as pending (sp__reader_has_unread); the next cycle after
+ *   the clock passed it queues it;
+ * - a drain request (flush) queues everything read, however new.
+ */
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "check.h"
+#include "merge.h"
+#include "qsample.h"
+#include "reader.h"
+
+#define PAGE 4096u
+#define DATA 8192u /* ring data bytes */
+#define NRINGS 3
+#define SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
+
+/* Before every sample: the ticks' cycles keep all until the test says. */
+static _Atomic uint64_t now_ns = 5;
+
+static uint64_t clock_now(const struct sp__clock *c)
+{
+	(void)c;
+	return atomic_load(&now_ns);
+}
+
+static const struct sp__clock test_clock = { clock_now };
+
+/* Writes and publishes a sample of @time into @r, as the kernel does. */
+static void put_sample(struct sp__ring *r, uint64_t time)
+{
+	struct perf_event_mmap_page *m = r->base;
+	unsigned char *data = (unsigned char *)r->base + PAGE, rec[32];
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 24 };
+	uint32_t ids[2] = { 42, 43 };
+	uint64_t head = m->data_head;
+	size_t i;
+
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + 8, ids, 8);
+	memcpy(rec + 16, &time, 8);
+	CHECK(head + h.size -
+		      __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE) <=
+	      DATA);
+	for (i = 0; i < h.size; i++)
+		data[(head + i) & (DATA - 1)] = rec[i];
+	__atomic_store_n(&m->data_head, head + h.size, __ATOMIC_RELEASE);
+}
+
+static void drain(struct sp__reader *rd)
+{
+	uint64_t req = sp__reader_request(rd);
+	int ms;
+
+	for (ms = 0; atomic_load(&rd->drain_ack) < req; ms++) {
+		CHECK(ms < 20000);
+		poll(NULL, 0, 1);
+	}
+}
+
+/*
+ * Pops @n records (waiting for the reader's ticks), checks their times
+ * and rings against @want, @rings, and releases them.
+ */
+static void expect(struct sp__reader *rd, size_t n, const uint64_t *want,
+		   const size_t *rings)
+{
+	struct sp__merge_item it;
+	size_t got = 0;
+	int ms = 0;
+
+	while (got < n) {
+		if (!sp__spsc_pop(&rd->queue, &it)) {
+			CHECK(ms++ < 20000);
+			poll(NULL, 0, 1);
+			continue;
+		}
+		CHECK_EQ(it.time, want[got]);
+		CHECK_EQ(it.key >> 40, rings[got]);
+		CHECK_EQ(((const struct sp__qsample *)it.ref)->time, want[got]);
+		sp__rblock_consume(it.owner, it.ref);
+		got++;
+	}
+}
+
+/* Waits until @rd published @w after a cycle that kept @kept records. */
+static void wait_cycle(struct sp__reader *rd, uint64_t w, size_t kept)
+{
+	int ms;
+
+	for (ms = 0; atomic_load(&rd->watermark) != w ||
+		     atomic_load(&rd->nkept) != kept;
+	     ms++) {
+		CHECK(ms < 20000);
+		poll(NULL, 0, 1);
+	}
+}
+
+int main(void)
+{
+	static const uint64_t t1[] = { 10, 20, 30, 40, 50, 60, 100, 100 };
+	static const size_t r1[] = { 0, 1, 2, 0, 1, 2, 0, 1 };
+	struct sp__ring rings[NRINGS];
+	struct sp__merge_item it;
+	struct sp__reader rd;
+	struct sp__mem mem;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	size_t i;
+
+	CHECK(efd >= 0);
+	sp__mem_init(&mem, NULL);
+	CHECK_OK(sp__reader_init(&rd, &mem, 4, efd, &test_clock));
+	CHECK_OK(sp__reader_start(&rd));
+	for (i = 0; i < NRINGS; i++) {
+		memset(&rings[i], 0, sizeof(rings[i]));
+		rings[i].mmap_len = PAGE + DATA;
+		rings[i].data_size = DATA;
+		rings[i].owner_fd = -1; /* drained on requests and ticks */
+		rings[i].base = mmap(NULL, rings[i].mmap_len,
+				     PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		CHECK(rings[i].base != MAP_FAILED);
+		CHECK(sp__reader_add_ring(&rd, &rings[i], i, SAMPLE_TYPE) > 0);
+	}
+
+	/* Each ring in order, the three interleaved; a tie at 100. A flush. */
+	put_sample(&rings[0], 10);
+	put_sample(&rings[0], 40);
+	put_sample(&rings[0], 100);
+	put_sample(&rings[1], 20);
+	put_sample(&rings[1], 50);
+	put_sample(&rings[1], 100);
+	put_sample(&rings[2], 30);
+	put_sample(&rings[2], 60);
+	drain(&rd);
+	expect(&rd, 8, t1, r1);
+	CHECK(!sp__spsc_pop(&rd.queue, &it));
+
+	/* The clock at 2000: a tick's cycle queues two, keeps two. */
+	put_sample(&rings[0], 2500);
+	put_sample(&rings[1], 1800);
+	put_sample(&rings[1], 3000);
+	put_sample(&rings[2], 1500);
+	atomic_store(&now_ns, 2000);
+	wait_cycle(&rd, 2000, 2);
+	expect(&rd, 2, (const uint64_t[]){ 1500, 1800 },
+	       (const size_t[]){ 2, 1 });
+	CHECK(!sp__spsc_pop(&rd.queue, &it));
+	CHECK(sp__reader_has_unread(&rd));
+
+	/* The clock passes one of them: the next cycle queues it. */
+	atomic_store(&now_ns, 2600);
+	wait_cycle(&rd, 2600, 1);
+	expect(&rd, 1, (const uint64_t[]){ 2500 }, (const size_t[]){ 0 });
+	CHECK(!sp__spsc_pop(&rd.queue, &it));
+
+	/* A flush takes the newest too. */
+	drain(&rd);
+	CHECK_EQ(atomic_load(&rd.nkept), 0);
+	expect(&rd, 1, (const uint64_t[]){ 3000 }, (const size_t[]){ 1 });
+	CHECK(!sp__reader_has_unread(&rd));
+
+	sp__reader_fini(&rd);
+	for (i = 0; i < NRINGS; i++)
+		munmap(rings[i].base, rings[i].mmap_len);
+	close(efd);
+	return 0;
+}
