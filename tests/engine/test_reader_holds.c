@@ -10,6 +10,9 @@
  * - the sequencer falls behind until held samples take half the ring:
  *   the next drains copy the new samples (for SP__COPY_NS), but must
  *   neither give back the held ones' space nor queue a record twice;
+ *   unless the sequencer is polling (it stepped a moment ago): then new
+ *   samples stay held, and the reader asks to be woken once some are
+ *   written (pinned, cleared once they are);
  * - a starved reader's queued records are copied out by the sequencer
  *   (sp__merge_copy_refs): a kernel thread's sample (a callchain in the
  *   ring, no user stack) must come out with its callchain, and no record
@@ -48,6 +51,8 @@ static uint64_t clock_now(const struct sp__clock *c)
 }
 
 static const struct sp__clock test_clock = { clock_now };
+/* The sequencer's last step: long ago until the test says. */
+static _Atomic uint64_t stepped;
 
 static unsigned char stack_byte(uint64_t time, size_t i)
 {
@@ -207,6 +212,7 @@ int main(void)
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(ring.base != MAP_FAILED);
 	CHECK_OK(sp__reader_init(&rd, &mem, 4, efd, &test_clock));
+	rd.stepped = &stepped;
 	CHECK_OK(sp__reader_start(&rd));
 	CHECK(sp__reader_add_ring(&rd, &ring, 0, SAMPLE_TYPE) > 0);
 
@@ -284,6 +290,43 @@ int main(void)
 	poison_free(&ring);
 	CHECK_OK(sp__merge_release(&mg, UINT64_MAX, check_released, &seen));
 	CHECK_EQ(seen, 2);
+
+	/*
+	 * A sequencer that polls but is behind: the ring half held, its new
+	 * samples are held too, and the reader asks to be poked.
+	 */
+	atomic_store(&stepped, atomic_load(&now_ns));
+	first = tail_of(&ring);
+	for (t = 200; t < 220; t++)
+		put_sample(&ring, t, true);
+	publish(&ring);
+	drain(&rd);
+	drain(&rd); /* finds the ring half held */
+	CHECK(atomic_load(&rd.pinned));
+	for (; t < 224; t++)
+		put_sample(&ring, t, true);
+	publish(&ring);
+	drain(&rd);
+	n = pop_all(&rd, items, 64);
+	CHECK_EQ(n, 24);
+	for (i = 0, m = 0; i < n; i++) {
+		const struct sp__qsample *q = items[i].ref;
+
+		CHECK_EQ(q->time, 200 + i);
+		m += !q->ext_stack;
+	}
+	CHECK(m <= 1); /* held, but for one that wraps at the ring's end */
+	CHECK_EQ(tail_of(&ring), first);
+	poison_free(&ring);
+	for (i = 0; i < n; i++) {
+		check_sample(items[i].ref);
+		sp__rblock_consume(items[i].owner, items[i].ref);
+	}
+	sp__reader_poke(&rd); /* what the sequencer does after writing */
+	drain(&rd); /* a tick's cycle may have set it again meanwhile */
+	CHECK(!atomic_load(&rd.pinned));
+	CHECK_EQ(tail_of(&ring),
+		 ((struct perf_event_mmap_page *)ring.base)->data_head);
 
 	sp__merge_fini(&mg);
 	sp__reader_fini(&rd);

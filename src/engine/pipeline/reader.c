@@ -129,7 +129,8 @@ static int push(void *ctx, const struct sp__merge_item *item,
  * Gives @rr's ring back to the kernel up to its oldest sample not yet
  * written. Returns whether held samples still take half the ring or
  * more: the sequencer is behind, and holding more would have the kernel
- * drop records, so the drain copies this ring's samples for now.
+ * drop records, so (if it is slow to poll) the drain copies this ring's
+ * samples for now.
  */
 static bool release_holds(struct sp__reader_ring *rr)
 {
@@ -157,6 +158,7 @@ static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
 			       .in_place = true,
 			       .hold_until = now + SP__HOLD_NS };
 	bool complete = true, pinned = false;
+	bool slow = !r->stepped || sp__seq_slow(atomic_load(r->stepped), now);
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -164,7 +166,8 @@ static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
 
 		if (release_holds(rr)) {
 			pinned = true;
-			rr->copy_until = now + SP__COPY_NS;
+			if (slow)
+				rr->copy_until = now + SP__COPY_NS;
 		}
 		d.in_place = now >= rr->copy_until;
 		r->cur_ring = rr;

@@ -20,21 +20,26 @@
  * every ring, queues, merged in (time, key) order, what it read up to
  * that clock reading (the rest waits for the next cycle), then publishes
  * the reading as its watermark: every record of its rings older than
- * that is queued. A sample's stack and
- * callchain stay where the kernel wrote them: the reader copies only the
- * parsed fields (struct sp__qsample, a few hundred bytes) into its
- * blocks, with a reference into the ring, and records the sample's ring
- * position as a hold; the ring goes back to the kernel, at the next
- * drain, up to its oldest hold not yet released (a sample is released
- * once it is written). Records that carry state, samples that wrap at
- * the ring's end, and every sample of a ring whose holds take half of
- * it (the sequencer is behind: holding more would have the kernel drop
- * records) are copied whole, for a while (SP__COPY_NS); the sequencer
- * then also copies out what it holds by reference (its merge queue),
- * which releases those holds. Memory is bounded: a fixed number of
- * blocks, holds per ring and queue entries. When one of them is full the
- * drain stops, records stay in the kernel ring (which counts what it
- * drops) and the reader sleeps until the sequencer frees space.
+ * that is queued. A sample's stack and callchain stay where the kernel
+ * wrote them: the reader copies only the parsed fields (struct
+ * sp__qsample, a few hundred bytes) into its blocks, with a reference
+ * into the ring, and records the sample's ring position as a hold; the
+ * ring goes back to the kernel, at the next drain, up to its oldest
+ * hold not yet released (a sample is released once it is written).
+ * Records that carry state, samples that wrap at the ring's end, and,
+ * when the sequencer is slow to poll, every sample of a ring whose holds
+ * take half of it (holding more would have the kernel drop records) are
+ * copied whole, for a while (SP__COPY_NS); the sequencer then also
+ * copies out what it holds by reference (its merge queue), which
+ * releases those holds, and the reader's blocks absorb the backlog. A
+ * sequencer that polls but is behind (in a step, or its last one ended
+ * less than SP__SLOW_STEP_NS ago) has no time for copies: they cost it
+ * more than the kernel's drops they delay (2-8x fewer samples per
+ * second, measured at a sustained overload), so its rings stay held, as
+ * inline mode's do. Memory is bounded: a fixed number of blocks, holds
+ * per ring and queue entries. When one of them is full the drain stops,
+ * records stay in the kernel ring (which counts what it drops) and the
+ * reader sleeps until the sequencer frees space.
  *
  * A block is reused once every record copied into it has been consumed:
  * @pushed counts records written (reader), @consumed those released
@@ -51,13 +56,16 @@
 /* Idle rings still move the watermark this often (ms). */
 #define SP__READER_TICK_MS 50
 /*
- * A ring found half held is copied, not held, until this long after the
- * last drain that found it so (ns): a held sample keeps the kernel from
- * its space until it is written, so while the sequencer is behind only
- * copies let the ring be given back (and the reader's blocks absorb the
- * backlog), and it would be pinned again as soon as it is released.
+ * A ring found half held while the sequencer is slow to poll is copied,
+ * not held, until this long after the last drain that found it so (ns):
+ * a held sample keeps the kernel from its space until it is written, so
+ * while the sequencer is away only copies let the ring be given back
+ * (and the reader's blocks absorb the backlog), and it would be pinned
+ * again as soon as it is released.
  */
 #define SP__COPY_NS 1000000000ull
+/* A sequencer whose last step ended this long ago is slow to poll (ns). */
+#define SP__SLOW_STEP_NS 50000000ull
 
 struct sp__reader;
 
@@ -115,6 +123,8 @@ struct sp__reader {
 	bool dirty; /* queued since the last notification */
 	/* Where watermarks come from (the replay harness swaps it). */
 	_Atomic(const struct sp__clock *) clock;
+	/* The sequencer's last step's end (sp__threaded); NULL: never steps. */
+	const _Atomic uint64_t *stepped;
 	char pad0[SP__CACHE_LINE];
 	/* Written by the sequencer. */
 	_Atomic uint64_t drain_req;
@@ -169,5 +179,11 @@ void sp__rblock_consume(void *owner, const void *ref);
 bool sp__reader_has_unread(struct sp__reader *r);
 /* After writing: wakes @r if it asked to release held ring space. */
 void sp__reader_poke(struct sp__reader *r);
+
+/* Whether a sequencer that last stepped at @stepped is slow at @now. */
+static inline bool sp__seq_slow(uint64_t stepped, uint64_t now)
+{
+	return now > stepped && now - stepped >= SP__SLOW_STEP_NS;
+}
 
 #endif /* SP_ENGINE_READER_H */

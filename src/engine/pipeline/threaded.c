@@ -53,11 +53,13 @@ static int readers_new(struct sp__pipeline *p, struct sp__threaded *t)
 		sp__mem_calloc(p->mem, t->nreaders, sizeof(uint64_t));
 	if (!t->readers || !t->cover_req || !t->unusable_seen)
 		return -ENOMEM;
+	atomic_init(&t->stepped, 0);
 	for (i = 0; i < t->nreaders; i++) /* fini of an uninitialised one */
 		t->readers[i].epfd = t->readers[i].wakefd = -1;
 	for (i = 0; i < t->nreaders; i++) {
 		err = sp__reader_init(&t->readers[i], p->mem, cap, t->wakefd,
 				      p->clock);
+		t->readers[i].stepped = &t->stepped;
 		if (!err)
 			err = sp__reader_start(&t->readers[i]);
 		if (err)
@@ -155,8 +157,11 @@ static void copied_out(void *owner, const void *ref)
 	sp__rblock_consume(owner, ref);
 }
 
-/* Moves every queued item into the merge queue. */
-static int pull(struct sp__pipeline *p, struct sp__threaded *t)
+/*
+ * Moves every queued item into the merge queue. @slow: the sequencer had
+ * not stepped for a while, so a reader's half-held ring is copied out.
+ */
+static int pull(struct sp__pipeline *p, struct sp__threaded *t, bool slow)
 {
 	struct sp__merge_item it;
 	bool starved = false;
@@ -176,8 +181,13 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t)
 				p->dropped++;
 			}
 		}
-		/* Pinned: the holds in the merge queue keep its ring full. */
-		starved |= atomic_load(&r->starved) || atomic_load(&r->pinned);
+		/*
+		 * Pinned: the holds in the merge queue keep its ring full. A
+		 * sequencer that polls, but is behind, lets it wait for them
+		 * to be written (reader.h: copies would slow it down more).
+		 */
+		starved |= atomic_load(&r->starved) ||
+			   (slow && atomic_load(&r->pinned));
 	}
 	if (!err && starved) {
 		long n = sp__merge_copy_refs(&p->merge, copied_out);
@@ -211,7 +221,7 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 	for (;;) {
 		for (i = 0, done = 0; i < t->nreaders; i++)
 			done += atomic_load(&t->readers[i].drain_ack) >= req[i];
-		err = pull(p, t);
+		err = pull(p, t, true);
 		if (err)
 			return err;
 		if (done == t->nreaders) {
@@ -241,9 +251,11 @@ int sp__threaded_set_clock(struct sp__pipeline *p)
 int sp__threaded_step(struct sp__pipeline *p, bool all)
 {
 	struct sp__threaded *t = p->threads;
-	uint64_t w;
+	uint64_t w, now = sp__clock_read(p->clock);
+	bool slow = sp__seq_slow(atomic_load(&t->stepped), now);
 	int err;
 
+	atomic_store(&t->stepped, UINT64_MAX); /* in a step: not slow */
 	sp__pool_disarm(&t->pool); /* awake: the workers need not wake us */
 	adopt_rings(p, t);
 	if (all) {
@@ -251,7 +263,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 		w = UINT64_MAX;
 	} else {
 		w = watermark(t); /* before pulling: all older is queued */
-		err = pull(p, t);
+		err = pull(p, t, slow);
 	}
 	if (!err)
 		err = sp__pipeline_release(p, w);
@@ -260,6 +272,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 	sp__pool_publish(&t->pool); /* the release's last batch */
 	if (!err)
 		err = sp__threaded_collect(p, all);
+	atomic_store(&t->stepped, sp__clock_read(p->clock));
 	return err;
 }
 

@@ -37,6 +37,10 @@ struct sp__threaded {
 	uint64_t jobs_inline; /* unwound by the sequencer (copied bytes) */
 	uint64_t wait_calls;  /* the sequencer's polls in a full drain */
 	int wakefd;	      /* readers and workers -> sequencer */
+	char pad0[SP__CACHE_LINE];
+	/* When the last step ended (clock time), UINT64_MAX during one. */
+	_Atomic uint64_t stepped;
+	char pad1[SP__CACHE_LINE];
 };
 
 /* Starts @workers unwinder threads and the readers (0 on success). */
