@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit test: the timestamp merge queue (order, watermark, compaction). */
+/*
+ * Unit test: the timestamp merge queue (order, watermark, compaction,
+ * copying referenced records out).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +116,83 @@ static void many_rings(const struct sp__mem *mem)
 	sp__merge_fini(&m);
 }
 
+/*
+ * Copying referenced records out: the bytes come along (the sources may
+ * be reused at once), each source is told, and the room for all of them
+ * is allocated once, not grown record by record (each growth moved the
+ * bytes onto new pages: half a second for 2,000 samples on this VM).
+ */
+#define NCOPY 300
+#define COPY_LEN 200
+
+static size_t nallocs, ndone;
+
+static void *count_alloc(void *ctx, size_t size, size_t align)
+{
+	(void)ctx;
+	nallocs++;
+	return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void count_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	free(ptr);
+}
+
+static void copied(void *owner, const void *ref)
+{
+	CHECK(owner == &ndone);
+	CHECK(ref != NULL);
+	ndone++;
+}
+
+static int check_copy(void *ctx, const struct sp__merge_item *it,
+		      const void *rec)
+{
+	unsigned char bytes[COPY_LEN];
+	size_t *n = ctx;
+
+	CHECK(it->ref == NULL);
+	CHECK_EQ(it->len, COPY_LEN);
+	memset(bytes, (int)(it->time & 0xff), sizeof(bytes));
+	CHECK(memcmp(rec, bytes, COPY_LEN) == 0);
+	(*n)++;
+	return 0;
+}
+
+static void copy_refs(void)
+{
+	static unsigned char src[NCOPY][COPY_LEN];
+	struct sp_allocator counting = { count_alloc, count_free, NULL };
+	struct sp__merge m;
+	struct sp__mem mem;
+	size_t i, n = 0;
+
+	sp__mem_init(&mem, &counting);
+	sp__merge_init(&m, &mem);
+	for (i = 0; i < NCOPY; i++) {
+		struct sp__merge_item it = { .time = i, .type = 0, .pid = 1 };
+
+		memset(src[i], (int)(i & 0xff), COPY_LEN);
+		it.key = sp__merge_key(i % 3, i);
+		it.ref = src[i];
+		it.owner = &ndone;
+		it.len = COPY_LEN;
+		CHECK_OK(sp__merge_push_ref(&m, &it, i % 3));
+	}
+	nallocs = 0;
+	CHECK_EQ(sp__merge_copy_refs(&m, copied), NCOPY);
+	CHECK_EQ(ndone, NCOPY);
+	CHECK_EQ(nallocs, 1);
+	CHECK_EQ(sp__merge_copy_refs(&m, copied), 0); /* nothing left */
+	memset(src, 0xee, sizeof(src));		      /* the sources reused */
+	CHECK_OK(sp__merge_release(&m, UINT64_MAX, check_copy, &n));
+	CHECK_EQ(n, NCOPY);
+	sp__merge_fini(&m);
+}
+
 int main(void)
 {
 	struct sp__merge m;
@@ -143,5 +223,6 @@ int main(void)
 	CHECK_EQ(sp__merge_count(&m), 2); /* the failed one stays queued */
 	sp__merge_fini(&m);
 	many_rings(&mem);
+	copy_refs();
 	return T_EXIT_PASS;
 }

@@ -128,8 +128,8 @@ int sp__merge_release(struct sp__merge *m, uint64_t watermark, sp__merge_fn fn,
  * Copies every referenced record into the queue (a sample with the
  * callchain and stack it references) and calls @done with its owner and
  * old reference, so the sources' memory can be reused while the records
- * wait. Returns how many were copied or -ENOMEM (the failed record and
- * those after it stay referenced).
+ * wait. Returns how many were copied or -ENOMEM (then none is: all stay
+ * referenced).
  */
 long sp__merge_copy_refs(struct sp__merge *m,
 			 void (*done)(void *owner, const void *ref));

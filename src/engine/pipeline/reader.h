@@ -64,8 +64,13 @@
  * again as soon as it is released.
  */
 #define SP__COPY_NS 1000000000ull
-/* A sequencer whose last step ended this long ago is slow to poll (ns). */
-#define SP__SLOW_STEP_NS 50000000ull
+/*
+ * A sequencer whose last step ended this long ago is slow to poll (ns).
+ * A busy one on a loaded machine goes 64-256 ms between two steps at
+ * times (preempted, sweeping processes, reading a new module's CFI):
+ * measured with both CPUs taken by workloads at the maximum rate.
+ */
+#define SP__SLOW_STEP_NS 500000000ull
 
 struct sp__reader;
 
