@@ -32,6 +32,7 @@
 #include "merge.h"
 #include "qsample.h"
 #include "reader.h"
+#include "reader_util.h"
 
 #define PAGE 4096u
 #define DATA 16384u /* ring data bytes */
@@ -132,18 +133,6 @@ static void poison_free(struct sp__ring *r)
 		data[pos & (DATA - 1)] = POISON;
 }
 
-/* Asks @rd for a full drain and waits until it acknowledged it. */
-static void drain(struct sp__reader *rd)
-{
-	uint64_t req = sp__reader_request(rd);
-	int ms;
-
-	for (ms = 0; atomic_load(&rd->drain_ack) < req; ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
-}
-
 /* The sample's callchain and stack are the ones written at its time. */
 static void check_sample(const struct sp__qsample *q)
 {
@@ -221,7 +210,7 @@ int main(void)
 	for (t = 1; t <= 16; t++)
 		put_sample(&ring, t, true);
 	publish(&ring);
-	drain(&rd);
+	reader_drain(&rd);
 	n = pop_all(&rd, items, 64);
 	CHECK_EQ(n, 16);
 	for (i = 0; i < n; i++)
@@ -235,7 +224,7 @@ int main(void)
 	for (; t <= 24; t++)
 		put_sample(&ring, t, true);
 	publish(&ring);
-	drain(&rd);
+	reader_drain(&rd);
 	m = pop_all(&rd, items + n, 64 - n);
 	CHECK_EQ(m, 8);
 	for (i = n; i < n + m; i++) {
@@ -253,14 +242,14 @@ int main(void)
 	/* All written: the ring is given back whole at the next drain. */
 	for (i = 0; i < n; i++)
 		sp__rblock_consume(items[i].owner, items[i].ref);
-	drain(&rd);
+	reader_drain(&rd);
 	CHECK_EQ(tail_of(&ring),
 		 ((struct perf_event_mmap_page *)ring.base)->data_head);
 
 	/* Still behind a moment ago: a new sample is copied, not held. */
 	put_sample(&ring, 25, true);
 	publish(&ring);
-	drain(&rd);
+	reader_drain(&rd);
 	CHECK_EQ(pop_all(&rd, items, 64), 1);
 	CHECK(!((const struct sp__qsample *)items[0].ref)->ext_stack);
 	check_sample(items[0].ref);
@@ -275,7 +264,7 @@ int main(void)
 	put_sample(&ring, 100, false);
 	put_sample(&ring, 101, true);
 	publish(&ring);
-	drain(&rd);
+	reader_drain(&rd);
 	n = pop_all(&rd, items, 64);
 	CHECK_EQ(n, 2);
 	for (i = 0; i < n; i++) /* held again */
@@ -284,7 +273,7 @@ int main(void)
 	for (i = 0; i < n; i++)
 		CHECK_OK(sp__merge_push_ref(&mg, &items[i], 0));
 	CHECK_EQ(sp__merge_copy_refs(&mg, sp__rblock_consume), 2);
-	drain(&rd); /* the holds are released: all given back */
+	reader_drain(&rd); /* the holds are released: all given back */
 	CHECK_EQ(tail_of(&ring),
 		 ((struct perf_event_mmap_page *)ring.base)->data_head);
 	poison_free(&ring);
@@ -300,13 +289,13 @@ int main(void)
 	for (t = 200; t < 220; t++)
 		put_sample(&ring, t, true);
 	publish(&ring);
-	drain(&rd);
-	drain(&rd); /* finds the ring half held */
+	reader_drain(&rd);
+	reader_drain(&rd); /* finds the ring half held */
 	CHECK(atomic_load(&rd.pinned));
 	for (; t < 224; t++)
 		put_sample(&ring, t, true);
 	publish(&ring);
-	drain(&rd);
+	reader_drain(&rd);
 	n = pop_all(&rd, items, 64);
 	CHECK_EQ(n, 24);
 	for (i = 0, m = 0; i < n; i++) {
@@ -323,7 +312,7 @@ int main(void)
 		sp__rblock_consume(items[i].owner, items[i].ref);
 	}
 	sp__reader_poke(&rd); /* what the sequencer does after writing */
-	drain(&rd); /* a tick's cycle may have set it again meanwhile */
+	reader_drain(&rd); /* a tick's cycle may have set it again meanwhile */
 	CHECK(!atomic_load(&rd.pinned));
 	CHECK_EQ(tail_of(&ring),
 		 ((struct perf_event_mmap_page *)ring.base)->data_head);

@@ -27,6 +27,7 @@
 #include "merge.h"
 #include "qsample.h"
 #include "reader.h"
+#include "reader_util.h"
 
 #define PAGE 4096u
 #define DATA 8192u /* ring data bytes */
@@ -63,17 +64,6 @@ static void put_sample(struct sp__ring *r, uint64_t time)
 	for (i = 0; i < h.size; i++)
 		data[(head + i) & (DATA - 1)] = rec[i];
 	__atomic_store_n(&m->data_head, head + h.size, __ATOMIC_RELEASE);
-}
-
-static void drain(struct sp__reader *rd)
-{
-	uint64_t req = sp__reader_request(rd);
-	int ms;
-
-	for (ms = 0; atomic_load(&rd->drain_ack) < req; ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
 }
 
 /*
@@ -145,7 +135,7 @@ int main(void)
 	 * samples go in would flush a half-written set, out of the order
 	 * asked for below (a flush queues whatever was read).
 	 */
-	drain(&rd);
+	reader_drain(&rd);
 
 	/* Each ring in order, the three interleaved; a tie at 100. A flush. */
 	put_sample(&rings[0], 10);
@@ -156,7 +146,7 @@ int main(void)
 	put_sample(&rings[1], 100);
 	put_sample(&rings[2], 30);
 	put_sample(&rings[2], 60);
-	drain(&rd);
+	reader_drain(&rd);
 	expect(&rd, 8, t1, r1);
 	CHECK(!sp__spsc_pop(&rd.queue, &it));
 
@@ -179,7 +169,7 @@ int main(void)
 	CHECK(!sp__spsc_pop(&rd.queue, &it));
 
 	/* A flush takes the newest too. */
-	drain(&rd);
+	reader_drain(&rd);
 	CHECK_EQ(atomic_load(&rd.nkept), 0);
 	expect(&rd, 1, (const uint64_t[]){ 3000 }, (const size_t[]){ 1 });
 	CHECK(!sp__reader_has_unread(&rd));
