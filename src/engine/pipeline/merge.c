@@ -259,9 +259,9 @@ static void copy_out(const struct sp__merge_item *it, unsigned char *dst,
 
 /*
  * The room is reserved once for all: grown record by record, the byte
- * vector would be moved at every doubling, onto pages touched for the
- * first time (a page fault each; a copy-out of 2,000 samples took half
- * a second so on this VM).
+ * vector would move what it holds at every doubling, onto pages touched
+ * for the first time (a page fault each: on this VM the faults of the
+ * copy itself are most of what a copy-out costs).
  */
 long sp__merge_copy_refs(struct sp__merge *m,
 			 void (*done)(void *owner, const void *ref))
