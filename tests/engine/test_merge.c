@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/test_alloc.h"
 #include "check.h"
 #include "merge.h"
 
@@ -125,21 +126,7 @@ static void many_rings(const struct sp__mem *mem)
 #define NCOPY 300
 #define COPY_LEN 200
 
-static size_t nallocs, ndone;
-
-static void *count_alloc(void *ctx, size_t size, size_t align)
-{
-	(void)ctx;
-	nallocs++;
-	return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
-static void count_free(void *ctx, void *ptr, size_t size)
-{
-	(void)ctx;
-	(void)size;
-	free(ptr);
-}
+static size_t ndone;
 
 static void copied(void *owner, const void *ref)
 {
@@ -165,12 +152,12 @@ static int check_copy(void *ctx, const struct sp__merge_item *it,
 static void copy_refs(void)
 {
 	static unsigned char src[NCOPY][COPY_LEN];
-	struct sp_allocator counting = { count_alloc, count_free, NULL };
+	struct test_alloc ta;
 	struct sp__merge m;
 	struct sp__mem mem;
-	size_t i, n = 0;
+	size_t i, n = 0, before;
 
-	sp__mem_init(&mem, &counting);
+	test_alloc_init(&ta, &mem);
 	sp__merge_init(&m, &mem);
 	for (i = 0; i < NCOPY; i++) {
 		struct sp__merge_item it = { .time = i, .type = 0, .pid = 1 };
@@ -182,15 +169,16 @@ static void copy_refs(void)
 		it.len = COPY_LEN;
 		CHECK_OK(sp__merge_push_ref(&m, &it, i % 3));
 	}
-	nallocs = 0;
+	before = ta.allocs;
 	CHECK_EQ(sp__merge_copy_refs(&m, copied), NCOPY);
 	CHECK_EQ(ndone, NCOPY);
-	CHECK_EQ(nallocs, 1);
+	CHECK_EQ(ta.allocs - before, 1);
 	CHECK_EQ(sp__merge_copy_refs(&m, copied), 0); /* nothing left */
 	memset(src, 0xee, sizeof(src));		      /* the sources reused */
 	CHECK_OK(sp__merge_release(&m, UINT64_MAX, check_copy, &n));
 	CHECK_EQ(n, NCOPY);
 	sp__merge_fini(&m);
+	CHECK_EQ(ta.live_blocks, 0);
 }
 
 int main(void)
