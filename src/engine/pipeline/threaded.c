@@ -248,9 +248,13 @@ int sp__threaded_set_clock(struct sp__pipeline *p)
 
 	for (i = 0; i < t->nreaders; i++)
 		atomic_store(&t->readers[i].clock, p->clock);
-	/* Watermarks published from the old clock mean nothing now. */
+	/*
+	 * Readings of the old clock (watermarks, the last step's end) mean
+	 * nothing now: as before the first step.
+	 */
 	err = drain_everything(p, t);
 	t->released = 0;
+	atomic_store(&t->stepped, 0);
 	return err;
 }
 
