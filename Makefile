@@ -51,7 +51,8 @@ TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 TSAN_TESTS ?= test_unwind_threads test_self_unwind test_signal_unwind \
 	test_cfi_table test_cfi_rules test_unwind_bad test_image_bias \
 	test_image_open test_image_real test_image_cache \
-	test_merge test_reader_holds test_reader_merge test_pipeline_replay \
+	test_merge test_reader_holds test_reader_merge test_reader_overload \
+	test_pipeline_replay \
 	test_pipeline_overload \
 	test_rec_threads_threaded test_rec_forkexec_threaded \
 	test_recorder_churn_threaded test_recorder_system \

@@ -194,12 +194,7 @@ int main(void)
 
 	CHECK(efd >= 0);
 	sp__mem_init(&mem, NULL);
-	ring.mmap_len = PAGE + DATA;
-	ring.data_size = DATA;
-	ring.owner_fd = -1; /* not in epoll: drained on requests and ticks */
-	ring.base = mmap(NULL, ring.mmap_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	CHECK(ring.base != MAP_FAILED);
+	reader_ring_map(&ring, DATA);
 	CHECK_OK(sp__reader_init(&rd, &mem, 4, efd, &test_clock));
 	rd.stepped = &stepped;
 	CHECK_OK(sp__reader_start(&rd));

@@ -16,7 +16,6 @@
  * - a drain request (flush) queues everything read, however new.
  */
 #include <poll.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,10 +28,8 @@
 #include "reader.h"
 #include "reader_util.h"
 
-#define PAGE 4096u
 #define DATA 8192u /* ring data bytes */
 #define NRINGS 3
-#define SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
 /* Before every sample: the ticks' cycles keep all until the test says. */
 static _Atomic uint64_t now_ns = 5;
@@ -45,27 +42,6 @@ static uint64_t clock_now(const struct sp__clock *c)
 
 static const struct sp__clock test_clock = { clock_now };
 
-/* Writes and publishes a sample of @time into @r, as the kernel does. */
-static void put_sample(struct sp__ring *r, uint64_t time)
-{
-	struct perf_event_mmap_page *m = r->base;
-	unsigned char *data = (unsigned char *)r->base + PAGE, rec[32];
-	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = 24 };
-	uint32_t ids[2] = { 42, 43 };
-	uint64_t head = m->data_head;
-	size_t i;
-
-	memcpy(rec, &h, sizeof(h));
-	memcpy(rec + 8, ids, 8);
-	memcpy(rec + 16, &time, 8);
-	CHECK(head + h.size -
-		      __atomic_load_n(&m->data_tail, __ATOMIC_ACQUIRE) <=
-	      DATA);
-	for (i = 0; i < h.size; i++)
-		data[(head + i) & (DATA - 1)] = rec[i];
-	__atomic_store_n(&m->data_head, head + h.size, __ATOMIC_RELEASE);
-}
-
 /*
  * Pops @n records (waiting for the reader's ticks), checks their times
  * and rings against @want, @rings, and releases them.
@@ -74,20 +50,14 @@ static void expect(struct sp__reader *rd, size_t n, const uint64_t *want,
 		   const size_t *rings)
 {
 	struct sp__merge_item it;
-	size_t got = 0;
-	int ms = 0;
+	size_t got;
 
-	while (got < n) {
-		if (!sp__spsc_pop(&rd->queue, &it)) {
-			CHECK(ms++ < 20000);
-			poll(NULL, 0, 1);
-			continue;
-		}
+	for (got = 0; got < n; got++) {
+		reader_pop_wait(rd, &it);
 		CHECK_EQ(it.time, want[got]);
 		CHECK_EQ(it.key >> 40, rings[got]);
 		CHECK_EQ(((const struct sp__qsample *)it.ref)->time, want[got]);
 		sp__rblock_consume(it.owner, it.ref);
-		got++;
 	}
 }
 
@@ -113,6 +83,7 @@ int main(void)
 	struct sp__reader rd;
 	struct sp__mem mem;
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	long long cover = 0;
 	size_t i;
 
 	CHECK(efd >= 0);
@@ -120,41 +91,31 @@ int main(void)
 	CHECK_OK(sp__reader_init(&rd, &mem, 4, efd, &test_clock));
 	CHECK_OK(sp__reader_start(&rd));
 	for (i = 0; i < NRINGS; i++) {
-		memset(&rings[i], 0, sizeof(rings[i]));
-		rings[i].mmap_len = PAGE + DATA;
-		rings[i].data_size = DATA;
-		rings[i].owner_fd = -1; /* drained on requests and ticks */
-		rings[i].base = mmap(NULL, rings[i].mmap_len,
-				     PROT_READ | PROT_WRITE,
-				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		CHECK(rings[i].base != MAP_FAILED);
-		CHECK(sp__reader_add_ring(&rd, &rings[i], i, SAMPLE_TYPE) > 0);
+		reader_ring_map(&rings[i], DATA);
+		cover = sp__reader_add_ring(&rd, &rings[i], i,
+					    READER_BARE_SAMPLE_TYPE);
+		CHECK(cover > 0);
 	}
-	/*
-	 * Adding a ring requests a drain; one still pending while the
-	 * samples go in would flush a half-written set, out of the order
-	 * asked for below (a flush queues whatever was read).
-	 */
-	reader_drain(&rd);
+	reader_wait_cover(&rd, (uint64_t)cover); /* all three are drained */
 
 	/* Each ring in order, the three interleaved; a tie at 100. A flush. */
-	put_sample(&rings[0], 10);
-	put_sample(&rings[0], 40);
-	put_sample(&rings[0], 100);
-	put_sample(&rings[1], 20);
-	put_sample(&rings[1], 50);
-	put_sample(&rings[1], 100);
-	put_sample(&rings[2], 30);
-	put_sample(&rings[2], 60);
+	reader_put_sample(&rings[0], 10);
+	reader_put_sample(&rings[0], 40);
+	reader_put_sample(&rings[0], 100);
+	reader_put_sample(&rings[1], 20);
+	reader_put_sample(&rings[1], 50);
+	reader_put_sample(&rings[1], 100);
+	reader_put_sample(&rings[2], 30);
+	reader_put_sample(&rings[2], 60);
 	reader_drain(&rd);
 	expect(&rd, 8, t1, r1);
 	CHECK(!sp__spsc_pop(&rd.queue, &it));
 
 	/* The clock at 2000: a tick's cycle queues two, keeps two. */
-	put_sample(&rings[0], 2500);
-	put_sample(&rings[1], 1800);
-	put_sample(&rings[1], 3000);
-	put_sample(&rings[2], 1500);
+	reader_put_sample(&rings[0], 2500);
+	reader_put_sample(&rings[1], 1800);
+	reader_put_sample(&rings[1], 3000);
+	reader_put_sample(&rings[2], 1500);
 	atomic_store(&now_ns, 2000);
 	wait_cycle(&rd, 2000, 2);
 	expect(&rd, 2, (const uint64_t[]){ 1500, 1800 },

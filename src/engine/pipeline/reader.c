@@ -80,10 +80,9 @@ static bool hand_over(struct sp__reader *r, uint64_t upto)
 	return !err;
 }
 
-static int push(void *ctx, const struct sp__merge_item *item,
-		const struct sp__span *spans, size_t n)
+static int put(struct sp__reader *r, const struct sp__merge_item *item,
+	       const struct sp__span *spans, size_t n)
 {
-	struct sp__reader *r = ctx;
 	struct sp__reader_ring *rr = r->cur_ring;
 	struct sp__merge_item it = *item;
 	struct sp__rhold *hold = NULL;
@@ -125,6 +124,18 @@ static int push(void *ctx, const struct sp__merge_item *item,
 	return 0;
 }
 
+/* A record that does not fit stops its ring's drain; its time is kept. */
+static int push(void *ctx, const struct sp__merge_item *item,
+		const struct sp__span *spans, size_t n)
+{
+	struct sp__reader *r = ctx;
+	int err = put(r, item, spans, n);
+
+	if (err)
+		r->stop_time = item->time;
+	return err;
+}
+
 /*
  * Gives @rr's ring back to the kernel up to its oldest sample not yet
  * written. Returns whether held samples still take half the ring or
@@ -150,8 +161,14 @@ static bool release_holds(struct sp__reader_ring *rr)
 		       rr->ring.data_size / 2;
 }
 
-/* Drains every ring once; false when a full queue or pool stopped it. */
-static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
+/*
+ * Drains every ring once; false when full holds, blocks or queue stopped
+ * it. *@mark: every record not read yet is newer (@now after a complete
+ * drain): a stopped ring's next records are not older than the one that
+ * did not fit by SP__STOP_MARGIN_NS or more.
+ */
+static bool drain_all(struct sp__reader *r, size_t n, uint64_t now,
+		      uint64_t *mark)
 {
 	struct sp__drain d = { .push = push,
 			       .ctx = r,
@@ -161,6 +178,7 @@ static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
 	bool slow = !r->stepped || sp__seq_slow(atomic_load(r->stepped), now);
 	size_t i;
 
+	*mark = now;
 	for (i = 0; i < n; i++) {
 		struct sp__reader_ring *rr = &r->rings[i];
 
@@ -176,8 +194,16 @@ static bool drain_all(struct sp__reader *r, size_t n, uint64_t now)
 		d.ring_seq = &rr->ring.seq;
 		sp__drain_ring(&d, &rr->ring, r->scratch);
 		atomic_store(&rr->scanned, rr->ring.read_pos);
-		if (d.err)
+		if (d.err) {
+			uint64_t stop =
+				r->stop_time > SP__STOP_MARGIN_NS ?
+					r->stop_time - SP__STOP_MARGIN_NS :
+					0;
+
 			complete = false;
+			if (stop < *mark)
+				*mark = stop;
+		}
 	}
 	atomic_store(&r->pinned, pinned); /* wake me when they are written */
 	if (d.unusable)
@@ -214,6 +240,19 @@ static void wait_ready(struct sp__reader *r, int timeout_ms)
 	}
 }
 
+/*
+ * A drain stopped, but the watermark moved: the sequencer writes what is
+ * older, which frees holds and blocks, and pokes this reader (pinned).
+ * No copy-out: that is for a reader that cannot move its watermark.
+ */
+static void wait_written(struct sp__reader *r)
+{
+	atomic_fetch_add(&r->stalls, 1);
+	atomic_store(&r->pinned, true);
+	notify(r, r->notify_fd);
+	wait_ready(r, SP__READER_TICK_MS);
+}
+
 /* Sleeps until the sequencer frees a block or queue slot (or a tick). */
 static void wait_space(struct sp__reader *r)
 {
@@ -234,24 +273,44 @@ static void *reader_main(void *arg)
 
 	while (!atomic_load(&r->stop)) {
 		uint64_t req = atomic_load(&r->drain_req);
+		uint64_t cover = atomic_load(&r->cover_req);
 		uint64_t t = sp__clock_read(atomic_load(&r->clock));
+		uint64_t w, before = atomic_load(&r->watermark);
 		size_t n = atomic_load(&r->nrings);
+		bool complete = drain_all(r, n, t, &w);
 
 		/* A drain request (flush, finish) queues everything read. */
-		if (drain_all(r, n, t) &&
-		    hand_over(r, req != acked ? UINT64_MAX : t)) {
-			atomic_store(&r->watermark, t);
-			atomic_store(&r->drain_ack, req);
-			if (r->dirty || was_dirty || req != acked)
-				notify(r, r->notify_fd);
-			acked = req;
-			was_dirty = r->dirty;
-			r->dirty = false;
-			if (req == atomic_load(&r->drain_req))
-				wait_ready(r, SP__READER_TICK_MS);
-		} else {
+		if (!hand_over(r, complete && req != acked ? UINT64_MAX : w)) {
 			wait_space(r);
+			continue;
 		}
+		atomic_store(&r->watermark, w);
+		atomic_store(&r->covered, cover); /* with the rings added */
+		if (!complete) {
+			/*
+			 * Under overload a ring can hold more than one drain
+			 * can take: the watermark moves with what was read,
+			 * or nothing would be written until the kernel let go.
+			 * A flush, which writes nothing meanwhile, and a
+			 * watermark stuck still need copies.
+			 */
+			was_dirty = true;
+			r->dirty = false;
+			if (w > before && req == acked)
+				wait_written(r);
+			else
+				wait_space(r);
+			continue;
+		}
+		atomic_store(&r->drain_ack, req);
+		if (r->dirty || was_dirty || req != acked)
+			notify(r, r->notify_fd);
+		acked = req;
+		was_dirty = r->dirty;
+		r->dirty = false;
+		if (req == atomic_load(&r->drain_req) &&
+		    cover == atomic_load(&r->cover_req))
+			wait_ready(r, SP__READER_TICK_MS);
 	}
 	return NULL;
 }
@@ -355,6 +414,7 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 			      size_t index, uint64_t sample_type)
 {
 	size_t n = atomic_load(&r->nrings);
+	uint64_t req;
 
 	if (n == r->rings_cap)
 		return -ENOSPC;
@@ -370,7 +430,10 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 	r->rings[n].sample_type = sample_type;
 	ep_add(r->epfd, ring->owner_fd); /* a failed add: drained on ticks */
 	atomic_store(&r->nrings, n + 1);
-	return (long long)sp__reader_request(r);
+	/* A watermark, not a flush: a drain need not finish to cover it. */
+	req = atomic_fetch_add(&r->cover_req, 1) + 1;
+	notify(r, r->wakefd);
+	return (long long)req;
 }
 
 void sp__rblock_consume(void *owner, const void *ref)

@@ -20,7 +20,12 @@
  * every ring, queues, merged in (time, key) order, what it read up to
  * that clock reading (the rest waits for the next cycle), then publishes
  * the reading as its watermark: every record of its rings older than
- * that is queued. A sample's stack and callchain stay where the kernel
+ * that is queued. A drain that stopped early (full holds, blocks or
+ * queue: under overload a ring can hold more than one drain can take)
+ * publishes instead the time just before the first record it could not
+ * take, less SP__STOP_MARGIN_NS, as a ring is written in time order but
+ * for a little; the sequencer then writes what is older, and the holds
+ * and blocks it frees let the next drain go on. A sample's stack and callchain stay where the kernel
  * wrote them: the reader copies only the parsed fields (struct
  * sp__qsample, a few hundred bytes) into its blocks, with a reference
  * into the ring, and records the sample's ring position as a hold; the
@@ -55,6 +60,14 @@
 #define SP__RHOLDS 1024u   /* held samples per ring, a power of two */
 /* Idle rings still move the watermark this often (ms). */
 #define SP__READER_TICK_MS 50
+/*
+ * How much older than its predecessor in the ring a record can be (ns):
+ * a task writing a record (MMAP2, COMM, FORK, EXIT) takes its time, then
+ * its space, and a sample interrupting it in between goes first. Far
+ * more than that window; far less than the 10 ms or more that a ring's
+ * holds span at the kernel's maximum rate (1,024 samples at 100 kHz).
+ */
+#define SP__STOP_MARGIN_NS 1000000ull
 /*
  * A ring found half held while the sequencer is slow to poll is copied,
  * not held, until this long after the last drain that found it so (ns):
@@ -118,6 +131,7 @@ struct sp__reader {
 	struct sp__rblock blocks[SP__RBLOCKS];
 	struct sp__rblock *cur;
 	struct sp__reader_ring *cur_ring; /* the ring being drained */
+	uint64_t stop_time; /* of the record that stopped the last drain */
 	void *scratch;
 	/*
 	 * What this cycle's drain read, one run per ring, merged into the
@@ -132,12 +146,14 @@ struct sp__reader {
 	const _Atomic uint64_t *stepped;
 	char pad0[SP__CACHE_LINE];
 	/* Written by the sequencer. */
-	_Atomic uint64_t drain_req;
+	_Atomic uint64_t drain_req; /* queue everything read: flush, finish */
+	_Atomic uint64_t cover_req; /* a watermark over new rings: adds */
 	_Atomic bool stop;
 	char pad1[SP__CACHE_LINE];
 	/* Written by the reader once per drain cycle. */
 	_Atomic uint64_t watermark;
-	_Atomic uint64_t drain_ack;
+	_Atomic uint64_t covered;   /* cover_req seen by the last watermark */
+	_Atomic uint64_t drain_ack; /* request whose drain was complete */
 	_Atomic bool starved;
 	_Atomic uint64_t unusable;
 	_Atomic uint64_t stalls; /* drains stopped: full queue, blocks, holds */
@@ -163,7 +179,8 @@ void sp__reader_fini(struct sp__reader *r);
 
 /*
  * Hands @ring (at @index of the recorder's list) to the reader; call from
- * the sequencer. Returns the drain request that will cover it, or -ENOSPC.
+ * the sequencer. Returns the cover request whose watermark (@covered)
+ * will include it, or -ENOSPC.
  */
 long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 			      size_t index, uint64_t sample_type);
