@@ -107,9 +107,11 @@ static int parts_new(struct sp_recorder *rec, const struct sp_recorder_opts *o)
 
 /*
  * Unwinder threads for the threads option. SP_THREADS_AUTO: inline mode
- * up to two CPUs, where threaded mode measured slower in every setting
- * (bench_pipeline on 2 CPUs: about 2x inline's CPU per sample and
- * 0.3-0.6x its wall throughput, with no spare core to win it back),
+ * up to two CPUs, whatever the rate: there inline mode wrote as many
+ * samples for less CPU up to 50 kHz, and above, where the kernel's own
+ * sampling takes both CPUs, neither mode clearly won (bench_system and
+ * spulse record -a, docs/explanation/pipeline.md; bench_pipeline on 2
+ * CPUs: about 2x inline's CPU per sample, no spare core to win it back),
  * then one thread fewer than the CPUs: there the threaded serial stage
  * (0.5-0.7 us per sample) limits the rate instead of inline mode's
  * whole cost on one thread (0.8-0.9 us); idle workers sleep and cost
