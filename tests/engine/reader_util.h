@@ -13,6 +13,16 @@
 #include "check.h"
 #include "reader.h"
 
+/* Waits, 1 ms at a time, until @cond holds; fails after 20 s. */
+#define READER_WAIT(cond)                                                      \
+	do {                                                                   \
+		int ms_;                                                       \
+		for (ms_ = 0; !(cond); ms_++) {                                \
+			CHECK(ms_ < 20000);                                    \
+			poll(NULL, 0, 1);                                      \
+		}                                                              \
+	} while (0)
+
 /*
  * Maps an in-memory ring of @data bytes (a power of two) after one page,
  * as perf lays one out; never in epoll, so drained on requests, pokes
@@ -29,16 +39,11 @@ static inline void reader_ring_map(struct sp__ring *r, size_t data)
 	CHECK(r->base != MAP_FAILED);
 }
 
-/* Pops @rd's next queued record into @it, waiting up to 20 s for it. */
+/* Pops @rd's next queued record into @it, waiting for one. */
 static inline void reader_pop_wait(struct sp__reader *rd,
 				   struct sp__merge_item *it)
 {
-	int ms;
-
-	for (ms = 0; !sp__spsc_pop(&rd->queue, it); ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
+	READER_WAIT(sp__spsc_pop(&rd->queue, it));
 }
 
 /* What reader_put_sample() writes: pid, tid and time. */
@@ -70,38 +75,24 @@ static inline void reader_put_sample(struct sp__ring *r, uint64_t time)
 	__atomic_store_n(&m->data_head, head + h.size, __ATOMIC_RELEASE);
 }
 
-/* Waits (20 s at most) until @rd published the watermark @w. */
+/* Waits until @rd published the watermark @w. */
 static inline void reader_wait_watermark(struct sp__reader *rd, uint64_t w)
 {
-	int ms;
-
-	for (ms = 0; atomic_load(&rd->watermark) != w; ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
+	READER_WAIT(atomic_load(&rd->watermark) == w);
 }
 
 /* Waits until a watermark of @rd covers the rings added up to @cover. */
 static inline void reader_wait_cover(struct sp__reader *rd, uint64_t cover)
 {
-	int ms;
-
-	for (ms = 0; atomic_load(&rd->covered) < cover; ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
+	READER_WAIT(atomic_load(&rd->covered) >= cover);
 }
 
-/* Asks @rd for a full drain and waits (20 s at most) until it is done. */
+/* Asks @rd for a full drain and waits until it is done. */
 static inline void reader_drain(struct sp__reader *rd)
 {
 	uint64_t req = sp__reader_request(rd);
-	int ms;
 
-	for (ms = 0; atomic_load(&rd->drain_ack) < req; ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
+	READER_WAIT(atomic_load(&rd->drain_ack) >= req);
 }
 
 #endif /* SP_TESTS_READER_UTIL_H */

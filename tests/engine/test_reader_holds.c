@@ -20,7 +20,6 @@
  * Every stack and callchain the sequencer reads is compared with the
  * bytes written: poison (0x78) means the ring was given back too early.
  */
-#include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>

@@ -15,7 +15,6 @@
  *   the clock passed it queues it;
  * - a drain request (flush) queues everything read, however new.
  */
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -64,14 +63,8 @@ static void expect(struct sp__reader *rd, size_t n, const uint64_t *want,
 /* Waits until @rd published @w after a cycle that kept @kept records. */
 static void wait_cycle(struct sp__reader *rd, uint64_t w, size_t kept)
 {
-	int ms;
-
-	for (ms = 0; atomic_load(&rd->watermark) != w ||
-		     atomic_load(&rd->nkept) != kept;
-	     ms++) {
-		CHECK(ms < 20000);
-		poll(NULL, 0, 1);
-	}
+	READER_WAIT(atomic_load(&rd->watermark) == w &&
+		    atomic_load(&rd->nkept) == kept);
 }
 
 int main(void)

@@ -402,19 +402,24 @@ void sp__reader_fini(struct sp__reader *r)
 		close(r->wakefd);
 }
 
-uint64_t sp__reader_request(struct sp__reader *r)
+/* Takes the next number of the request counter @c and wakes @r. */
+static uint64_t request(struct sp__reader *r, _Atomic uint64_t *c)
 {
-	uint64_t req = atomic_fetch_add(&r->drain_req, 1) + 1;
+	uint64_t req = atomic_fetch_add(c, 1) + 1;
 
 	notify(r, r->wakefd);
 	return req;
+}
+
+uint64_t sp__reader_request(struct sp__reader *r)
+{
+	return request(r, &r->drain_req);
 }
 
 long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 			      size_t index, uint64_t sample_type)
 {
 	size_t n = atomic_load(&r->nrings);
-	uint64_t req;
 
 	if (n == r->rings_cap)
 		return -ENOSPC;
@@ -431,9 +436,7 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 	ep_add(r->epfd, ring->owner_fd); /* a failed add: drained on ticks */
 	atomic_store(&r->nrings, n + 1);
 	/* A watermark, not a flush: a drain need not finish to cover it. */
-	req = atomic_fetch_add(&r->cover_req, 1) + 1;
-	notify(r, r->wakefd);
-	return (long long)req;
+	return (long long)request(r, &r->cover_req);
 }
 
 void sp__rblock_consume(void *owner, const void *ref)

@@ -22,15 +22,16 @@
  * the reading as its watermark: every record of its rings older than
  * that is queued. A drain that stopped early (full holds, blocks or
  * queue: under overload a ring can hold more than one drain can take)
- * publishes instead the time just before the first record it could not
- * take, less SP__STOP_MARGIN_NS, as a ring is written in time order but
- * for a little; the sequencer then writes what is older, and the holds
- * and blocks it frees let the next drain go on. A sample's stack and callchain stay where the kernel
- * wrote them: the reader copies only the parsed fields (struct
- * sp__qsample, a few hundred bytes) into its blocks, with a reference
- * into the ring, and records the sample's ring position as a hold; the
- * ring goes back to the kernel, at the next drain, up to its oldest
- * hold not yet released (a sample is released once it is written).
+ * publishes instead the time of the first record it could not take less
+ * SP__STOP_MARGIN_NS, as a ring is written in time order but for a
+ * little; the sequencer then writes what is older, and the holds and
+ * blocks it frees let the next drain go on. A sample's stack and
+ * callchain stay where the kernel wrote them: the reader copies only the
+ * parsed fields (struct sp__qsample, a few hundred bytes) into its
+ * blocks, with a reference into the ring, and records the sample's ring
+ * position as a hold; the ring goes back to the kernel, at the next
+ * drain, up to its oldest hold not yet released (a sample is released
+ * once it is written).
  * Records that carry state, samples that wrap at the ring's end, and,
  * when the sequencer is slow to poll, every sample of a ring whose holds
  * take half of it (holding more would have the kernel drop records) are

@@ -141,10 +141,10 @@ static uint64_t watermark(const struct sp__threaded *t)
 
 	for (i = 0; i < t->nreaders; i++) {
 		struct sp__reader *r = &t->readers[i];
-		uint64_t ack = atomic_load(&r->covered);
+		uint64_t covered = atomic_load(&r->covered);
 
 		w = atomic_load(&r->watermark);
-		if (ack < t->cover_req[i] && w > t->released)
+		if (covered < t->cover_req[i] && w > t->released)
 			w = t->released;
 		if (w < min)
 			min = w;
