@@ -511,6 +511,25 @@ int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples)
 	return err;
 }
 
+int sp__replay_run_flushing(struct sp__replay *rp, uint64_t *samples)
+{
+	uint64_t t = 0, n = 0;
+	size_t before;
+	int err = 0;
+
+	while (!err && rp->next < rp->nitems) {
+		before = rp->next;
+		n += feed(rp, rp->nitems, &t); /* until a ring is full */
+		if (rp->next == before)
+			return -E2BIG; /* a record larger than its ring */
+		atomic_store(&rp->vclock.now, t);
+		err = sp_recorder_flush(rp->rec);
+	}
+	if (samples)
+		*samples = n;
+	return err;
+}
+
 uint64_t sp__replay_feed_cpu_ns(const struct sp__replay *rp)
 {
 	return rp->feed_cpu_ns;

@@ -64,6 +64,13 @@ int sp__replay_open(struct sp_recorder *rec, const void *data, size_t size,
  * @samples receives how many sample records were fed (may be NULL).
  */
 int sp__replay_run(struct sp__replay *rp, size_t batch, uint64_t *samples);
+/*
+ * Feeds records until a ring is full, then flushes at once (no poll),
+ * and again until every record is fed: each flush finds the readers'
+ * rings full of held records. Returns 0, -E2BIG (a record larger than
+ * its ring), or the first error of a flush.
+ */
+int sp__replay_run_flushing(struct sp__replay *rp, uint64_t *samples);
 /* CPU time the feeding itself took (to subtract from measurements). */
 uint64_t sp__replay_feed_cpu_ns(const struct sp__replay *rp);
 /* Wall time the feeding took (the pipeline's threads run meanwhile). */

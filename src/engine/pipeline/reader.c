@@ -291,12 +291,13 @@ static void *reader_main(void *arg)
 			 * Under overload a ring can hold more than one drain
 			 * can take: the watermark moves with what was read,
 			 * or nothing would be written until the kernel let go.
-			 * A flush, which writes nothing meanwhile, and a
-			 * watermark stuck still need copies.
+			 * A flush writes by it too while it waits for the
+			 * drains (threaded.c); only a watermark stuck still
+			 * needs copies.
 			 */
 			was_dirty = true;
 			r->dirty = false;
-			if (w > before && req == acked)
+			if (w > before)
 				wait_written(r);
 			else
 				wait_space(r);

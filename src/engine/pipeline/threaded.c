@@ -160,8 +160,11 @@ static void copied_out(void *owner, const void *ref)
 /*
  * Moves every queued item into the merge queue. @slow: the sequencer had
  * not stepped for a while, so a reader's half-held ring is copied out.
+ * @stuck: nothing older than the watermark is left to write, so what a
+ * starved reader queued is copied out too (else writing frees it).
  */
-static int pull(struct sp__pipeline *p, struct sp__threaded *t, bool slow)
+static int pull(struct sp__pipeline *p, struct sp__threaded *t, bool slow,
+		bool stuck)
 {
 	struct sp__merge_item it;
 	bool starved = false;
@@ -186,7 +189,7 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t, bool slow)
 		 * sequencer that polls, but is behind, lets it wait for them
 		 * to be written (reader.h: copies would slow it down more).
 		 */
-		starved |= atomic_load(&r->starved) ||
+		starved |= (stuck && atomic_load(&r->starved)) ||
 			   (slow && atomic_load(&r->pinned));
 	}
 	if (!err && starved) {
@@ -210,15 +213,18 @@ static void wait_wake(struct sp__threaded *t, int timeout_ms)
 }
 
 /*
- * Every reader drains all its rings once more; records are pulled. Only
- * a starved reader's records are copied out meanwhile: what is held is
- * written right after (a flush, the finish), and copying it would make
- * the flush slower than the kernel's drops it would spare (0.3-0.5 s for
- * 1,600-2,000 samples at a finish under overload, page faults mostly).
+ * Every reader drains all its rings once more; records are pulled. A
+ * ring can hold more than one drain takes (its reader's holds fill up):
+ * meanwhile what is older than the watermark is written, which frees
+ * the holds, as a step does. A starved reader's records are copied out
+ * only when there is nothing to write: what is held is written soon,
+ * and copying it made a finish under overload slower than the kernel's
+ * drops it would spare (0.3-0.5 s for 1,600-2,000 samples, page faults
+ * mostly).
  */
 static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 {
-	uint64_t req[READERS_MAX], t0 = sp__clock_read(p->clock);
+	uint64_t req[READERS_MAX], w, t0 = sp__clock_read(p->clock);
 	unsigned i, done;
 	int err;
 
@@ -227,7 +233,8 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 	for (;;) {
 		for (i = 0, done = 0; i < t->nreaders; i++)
 			done += atomic_load(&t->readers[i].drain_ack) >= req[i];
-		err = pull(p, t, false);
+		w = watermark(t); /* before pulling: all older is queued */
+		err = pull(p, t, false, w <= t->released);
 		if (err)
 			return err;
 		if (done == t->nreaders) {
@@ -235,6 +242,15 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 			if (t0 > t->released)
 				t->released = t0;
 			return 0;
+		}
+		if (w > t->released) {
+			err = sp__pipeline_release(p, w);
+			sp__pool_publish(&t->pool);
+			if (!err)
+				err = sp__threaded_collect(p, false);
+			if (err)
+				return err;
+			t->released = w;
 		}
 		wait_wake(t, SP__READER_TICK_MS);
 	}
@@ -273,7 +289,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 		w = UINT64_MAX;
 	} else {
 		w = watermark(t); /* before pulling: all older is queued */
-		err = pull(p, t, slow);
+		err = pull(p, t, slow, true);
 	}
 	if (!err)
 		err = sp__pipeline_release(p, w);
