@@ -227,7 +227,8 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len)
 		note_time(rec, type, data, len, &began);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
-		sp__offcpu_note(rec, s->cpu, s->time);
+		if (rec->offcpu.mode != SP_PROFILE_CPU) /* per sample */
+			sp__offcpu_note(rec, s->cpu, s->time);
 		return apply_sample(rec, s);
 	case PERF_RECORD_MMAP2:
 		return apply_mmap2(rec, data, len);

@@ -51,19 +51,12 @@ static size_t user_depth(const struct sp__job *job)
 	return job->n - job->nk;
 }
 
-/* Whether the unwind ended with a marker after at least one user frame. */
-static bool marker_ended(const struct sp__job *job)
-{
-	return user_depth(job) >= 2 &&
-	       job->frames[job->n - 1].mode == SP_FRAME_TRUNCATED;
-}
-
 /* The pc an unwind stopped at, when it may be in JIT code of @jp's. */
 static bool stopped_in_jit(const struct sp__process *p,
 			   const struct sp__jit_proc *jp,
 			   const struct sp__job *job, uint64_t *pc)
 {
-	if (!marker_ended(job))
+	if (!sp__job_marker_ended(job))
 		return false;
 	*pc = job->frames[job->n - 2].abs_ip;
 	return sp__jit_suspect(p, jp, *pc);
@@ -109,9 +102,7 @@ int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
 	unsigned round;
 	int err;
 
-	/* Only an unwind that ended with a marker may have stopped in JIT
-	 * code: most samples end at the outermost frame, tested first. */
-	if (!rec->procs.jit || !job->unwind || !marker_ended(job))
+	if (!sp__jit_retry_wanted(rec, job))
 		return 0;
 	p = sp__procs_find(&rec->procs, job->pid);
 	if (!p || p->state == SP__PROC_EXITED)

@@ -140,6 +140,24 @@ int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
  * no module may change: new GDB JIT objects get their modules later.
  */
 int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing);
+
+/* Whether the unwind ended with a marker after at least one user frame. */
+static inline bool sp__job_marker_ended(const struct sp__job *job)
+{
+	return job->n >= job->nk + 2 &&
+	       job->frames[job->n - 1].mode == SP_FRAME_TRUNCATED;
+}
+
+/*
+ * Whether sp__jit_retry() has anything to look at: only an unwind that
+ * ended with a marker may have stopped in JIT code. Most samples end at
+ * the outermost frame: tested first, inline.
+ */
+static inline bool sp__jit_retry_wanted(const struct sp_recorder *rec,
+					const struct sp__job *job)
+{
+	return sp__job_marker_ended(job) && rec->procs.jit && job->unwind;
+}
 /* Each poll: the routine checks of every tracked process (paced). */
 int sp__jit_poll(struct sp_recorder *rec);
 

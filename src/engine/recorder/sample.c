@@ -104,7 +104,8 @@ static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
 			"maps reconcile of pid %d failed", s->pid);
 	if (!p || p->state == SP__PROC_EXITED)
 		return true;
-	job->jit = sp__jit_snap_get(&rec->procs, p);
+	job->jit = sp__jit_snap_none(p->jit) ? NULL :
+					       sp__jit_snap_get(&rec->procs, p);
 	if (!sp__pipeline_is_threaded(rec->pipe)) {
 		if (sp__process_mappings(&rec->procs, p, &job->maps,
 					 &job->nmaps))
@@ -112,7 +113,8 @@ static bool user_prepare(struct sp_recorder *rec, struct sp__process *p,
 		job->maps_gen = p->maps_gen;
 		return true;
 	}
-	if (sp__mver_get(&rec->procs, p, &job->ver))
+	job->ver = sp__mver_take(p->mver, p->maps_dirty);
+	if (!job->ver && sp__mver_get(&rec->procs, p, &job->ver))
 		return false;
 	job->maps = job->ver->maps;
 	job->nmaps = job->ver->n;
@@ -155,9 +157,11 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return 0;
 	/* May write module records: before this sample takes its slot. */
 	p = sp__procs_find(&rec->procs, s->pid);
-	err = sp__jit_before_sample(rec, p, s->time);
-	if (err)
-		return err;
+	if (p && p->jit && !sp__jit_sample_idle(p->jit)) {
+		err = sp__jit_before_sample(rec, p, s->time);
+		if (err)
+			return err;
+	}
 	unwind = user_prepare(rec, p, s, &tmp);
 	/* A span starts (offcpu.h); arming may dispatch a job before it. */
 	out = rec->offcpu.mode != SP_PROFILE_CPU &&
@@ -189,7 +193,8 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->jit_index = sp__jit_snap_index(job->jit);
 	err = sp__pipeline_submit(rec->pipe, job);
 	/* Threaded, copied: its stack is valid now only (its job waits). */
-	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block)
+	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block &&
+	    sp__jit_retry_wanted(rec, job))
 		err = sp__jit_retry(rec, job, true);
 	if (!err && out)
 		err = sp__offcpu_armed(rec, s->tid);
@@ -208,7 +213,8 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	 * Inline mode: its stack is in the ring until written; a worker's
 	 * job: in the reader block (a copied one was retried when submitted).
 	 */
-	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block)) {
+	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block) &&
+	    sp__jit_retry_wanted(rec, job)) {
 		err = sp__jit_retry(rec, job, threaded);
 		if (err)
 			return err;
@@ -223,7 +229,8 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	if (job->tag != SP__JOB_SAMPLE)
 		return sp__offcpu_write(rec, job, f, n);
 	/* Its interval is accounted for, written or not (offcpu.h). */
-	sp__offcpu_on_cpu(rec, job->tid, job->time);
+	if (rec->offcpu.mode == SP_PROFILE_WALL)
+		sp__offcpu_on_cpu(rec, job->tid, job->time);
 	if (n == 0) {
 		rec->sum.empty_stack_samples++;
 		return 0;

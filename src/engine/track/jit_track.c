@@ -444,6 +444,7 @@ struct sp__jit_snap *sp__jit_snap_get(struct sp__procs *procs,
 			return NULL; /* unwound without JIT data this once */
 		sp__jit_snap_put(procs->mem, jp->snap);
 		jp->snap = s;
+		jp->snap_empty = !s->ix.n;
 		jp->dirty = false;
 	}
 	if (!jp->snap->ix.n)

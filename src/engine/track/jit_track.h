@@ -160,6 +160,7 @@ struct sp__jit_proc {
 	struct sp__vec live; /* jitdump code each address holds (jit_track.c) */
 	bool dirty;
 	struct sp__jit_snap *snap;
+	bool snap_empty;       /* @snap indexes nothing (no sample takes it) */
 	struct sp__vec regens; /* struct sp__jit_regen, by time */
 	/* sidecar (jit_sidecar.c) */
 	int side_fd;
@@ -234,6 +235,15 @@ int sp__jit_want_regen(struct sp__jit_proc *jp, uint64_t time, uint64_t lo,
  */
 struct sp__jit_snap *sp__jit_snap_get(struct sp__procs *procs,
 				      struct sp__process *p);
+/*
+ * Whether a sample of a process with @jp (NULL: none) would take no
+ * snapshot: nothing learned since one that indexes nothing. Per sample,
+ * inline: most processes have no JIT code.
+ */
+static inline bool sp__jit_snap_none(const struct sp__jit_proc *jp)
+{
+	return !jp || (!jp->dirty && jp->snap_empty);
+}
 void sp__jit_snap_put(const struct sp__mem *mem, struct sp__jit_snap *s);
 const struct sp__jit_index *sp__jit_snap_index(const struct sp__jit_snap *s);
 
@@ -266,6 +276,12 @@ int sp__jit_apply_due(struct sp__procs *procs, struct sp__process *p,
 static inline bool sp__jit_due_pending(const struct sp__jit_proc *jp)
 {
 	return jp->modules_pending || jp->regens.len;
+}
+
+/* Whether a sample of a process with @jp has nothing to check or apply. */
+static inline bool sp__jit_sample_idle(const struct sp__jit_proc *jp)
+{
+	return !jp->dump && !jp->desc_addr && !sp__jit_due_pending(jp);
 }
 /*
  * Could @pc, where an unwind of @p stopped, be in JIT code: in one of

@@ -51,19 +51,20 @@ int sp__mver_get(struct sp__procs *procs, struct sp__process *proc,
 	size_t n;
 	int err;
 
-	if (!proc->mver || proc->maps_dirty) {
-		err = sp__process_mappings(procs, proc, &maps, &n);
-		if (err)
-			return err;
-		v = build(procs->mem, maps, n);
-		if (!v)
-			return -ENOMEM;
-		v->gen = proc->maps_gen;
-		sp__mver_put(procs->mem, proc->mver);
-		proc->mver = v;
-	}
-	proc->mver->refs++;
-	*out = proc->mver;
+	*out = sp__mver_take(proc->mver, proc->maps_dirty);
+	if (*out)
+		return 0;
+	err = sp__process_mappings(procs, proc, &maps, &n);
+	if (err)
+		return err;
+	v = build(procs->mem, maps, n);
+	if (!v)
+		return -ENOMEM;
+	v->gen = proc->maps_gen;
+	sp__mver_put(procs->mem, proc->mver);
+	proc->mver = v;
+	v->refs++;
+	*out = v;
 	return 0;
 }
 

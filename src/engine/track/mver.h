@@ -3,6 +3,7 @@
 #ifndef SP_ENGINE_MVER_H
 #define SP_ENGINE_MVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <stackpulse/unwind.h>
@@ -35,6 +36,18 @@ struct sp__mver {
  */
 int sp__mver_get(struct sp__procs *procs, struct sp__process *proc,
 		 struct sp__mver **out);
+/*
+ * Per sample, inline: @cur (the process's current version) with a
+ * reference, unless its modules changed since (NULL: call sp__mver_get).
+ */
+static inline struct sp__mver *sp__mver_take(struct sp__mver *cur,
+					     bool maps_dirty)
+{
+	if (!cur || maps_dirty)
+		return NULL;
+	cur->refs++;
+	return cur;
+}
 /* Drops a reference (NULL is a no-op). */
 void sp__mver_put(const struct sp__mem *mem, struct sp__mver *v);
 
