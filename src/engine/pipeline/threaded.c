@@ -202,6 +202,22 @@ static int pull(struct sp__pipeline *p, struct sp__threaded *t, bool slow,
 	return err;
 }
 
+/*
+ * Applies every queued record up to @w (UINT64_MAX: all), publishes the
+ * release's last batch of jobs and writes those that are done (@wait:
+ * all of them).
+ */
+static int write_upto(struct sp__pipeline *p, struct sp__threaded *t,
+		      uint64_t w, bool wait)
+{
+	int err = sp__pipeline_release(p, w);
+
+	if (!err && w != UINT64_MAX && w > t->released)
+		t->released = w;
+	sp__pool_publish(&t->pool);
+	return err ? err : sp__threaded_collect(p, wait);
+}
+
 static void wait_wake(struct sp__threaded *t, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = t->wakefd, .events = POLLIN };
@@ -220,9 +236,11 @@ static void wait_wake(struct sp__threaded *t, int timeout_ms)
  * only when there is nothing to write: what is held is written soon,
  * and copying it made a finish under overload slower than the kernel's
  * drops it would spare (0.3-0.5 s for 1,600-2,000 samples, page faults
- * mostly).
+ * mostly). Not @meanwhile (a clock swap): the watermarks may be readings
+ * of either clock, so nothing is written before every drain is done.
  */
-static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
+static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
+			    bool meanwhile)
 {
 	uint64_t req[READERS_MAX], w, t0 = sp__clock_read(p->clock);
 	unsigned i, done;
@@ -234,7 +252,7 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 		for (i = 0, done = 0; i < t->nreaders; i++)
 			done += atomic_load(&t->readers[i].drain_ack) >= req[i];
 		w = watermark(t); /* before pulling: all older is queued */
-		err = pull(p, t, false, w <= t->released);
+		err = pull(p, t, false, !meanwhile || w <= t->released);
 		if (err)
 			return err;
 		if (done == t->nreaders) {
@@ -243,14 +261,10 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t)
 				t->released = t0;
 			return 0;
 		}
-		if (w > t->released) {
-			err = sp__pipeline_release(p, w);
-			sp__pool_publish(&t->pool);
-			if (!err)
-				err = sp__threaded_collect(p, false);
+		if (meanwhile && w > t->released) {
+			err = write_upto(p, t, w, false);
 			if (err)
 				return err;
-			t->released = w;
 		}
 		wait_wake(t, SP__READER_TICK_MS);
 	}
@@ -268,7 +282,7 @@ int sp__threaded_set_clock(struct sp__pipeline *p)
 	 * Readings of the old clock (watermarks, the last step's end) mean
 	 * nothing now: as before the first step.
 	 */
-	err = drain_everything(p, t);
+	err = drain_everything(p, t, false);
 	t->released = 0;
 	atomic_store(&t->stepped, 0);
 	return err;
@@ -285,19 +299,14 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 	sp__pool_disarm(&t->pool); /* awake: the workers need not wake us */
 	adopt_rings(p, t);
 	if (all) {
-		err = drain_everything(p, t);
+		err = drain_everything(p, t, true);
 		w = UINT64_MAX;
 	} else {
 		w = watermark(t); /* before pulling: all older is queued */
 		err = pull(p, t, slow, true);
 	}
 	if (!err)
-		err = sp__pipeline_release(p, w);
-	if (!err && w != UINT64_MAX && w > t->released)
-		t->released = w;
-	sp__pool_publish(&t->pool); /* the release's last batch */
-	if (!err)
-		err = sp__threaded_collect(p, all);
+		err = write_upto(p, t, w, all);
 	atomic_store(&t->stepped, sp__clock_read(p->clock));
 	return err;
 }

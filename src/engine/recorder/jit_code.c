@@ -30,14 +30,14 @@ int sp__live_jit_refresh(struct sp_recorder *rec, struct sp__process *p,
  * its samples, so the JIT state it unwinds with lags the wall clock by no
  * more than SP__JIT_CHECK_NS.
  */
-int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
-			  uint64_t time)
+int sp__jit_sample_due(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t time)
 {
-	struct sp__jit_proc *jp = p ? p->jit : NULL;
+	struct sp__jit_proc *jp = p->jit;
 	uint64_t now;
 	int err = 0;
 
-	if (!jp || p->state == SP__PROC_EXITED)
+	if (p->state == SP__PROC_EXITED)
 		return 0;
 	if (sp__jit_check_due(p, jp, &now))
 		err = rec->policy->jit_refresh(rec, p, now, 0);
@@ -92,7 +92,8 @@ static void unwind_again(struct sp_recorder *rec, struct sp__process *p,
  */
 #define INFER_ROUNDS 8
 
-int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
+int sp__jit_retry_marked(struct sp_recorder *rec, struct sp__job *job,
+			 bool writing)
 {
 	struct sp__process *p;
 	struct sp__jit_proc *jp;
@@ -102,8 +103,6 @@ int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing)
 	unsigned round;
 	int err;
 
-	if (!sp__jit_retry_wanted(rec, job))
-		return 0;
 	p = sp__procs_find(&rec->procs, job->pid);
 	if (!p || p->state == SP__PROC_EXITED)
 		return 0;

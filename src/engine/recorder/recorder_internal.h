@@ -8,6 +8,7 @@
 
 #include "guardian.h"
 #include "jit_side.h"
+#include "jit_track.h"
 #include "kernel_module.h"
 #include "mem.h"
 #include "offcpu.h"
@@ -129,17 +130,21 @@ void sp__recorder_sample_discard(void *ctx, struct sp__job *job);
  * jit_code.c: JIT code of jitdump files and GDB JIT lists (track's
  * jit_track.h), around samples and polls.
  */
-/* Before a sample of @p at @time: a due check, new modules, regenerations. */
-int sp__jit_before_sample(struct sp_recorder *rec, struct sp__process *p,
-			  uint64_t time);
+/* sp__jit_before_sample() for a process with something to do. */
+int sp__jit_sample_due(struct sp_recorder *rec, struct sp__process *p,
+		       uint64_t time);
+
 /*
- * After @job was unwound: if it stopped inside possible JIT code of a
- * process with a JIT source, refresh that process (rate-limited) and
- * unwind once more. Only where the job's stack bytes are still valid.
- * @writing: called while jobs are being written (threaded mode), where
- * no module may change: new GDB JIT objects get their modules later.
+ * Before a sample of @p at @time: a due check, new modules, regenerations.
+ * Per sample, inline: most processes have no JIT source.
  */
-int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job, bool writing);
+static inline int sp__jit_before_sample(struct sp_recorder *rec,
+					struct sp__process *p, uint64_t time)
+{
+	if (!p || sp__jit_sample_idle(p->jit))
+		return 0;
+	return sp__jit_sample_due(rec, p, time);
+}
 
 /* Whether the unwind ended with a marker after at least one user frame. */
 static inline bool sp__job_marker_ended(const struct sp__job *job)
@@ -148,15 +153,25 @@ static inline bool sp__job_marker_ended(const struct sp__job *job)
 	       job->frames[job->n - 1].mode == SP_FRAME_TRUNCATED;
 }
 
+/* sp__jit_retry() for a job that ended with a marker. */
+int sp__jit_retry_marked(struct sp_recorder *rec, struct sp__job *job,
+			 bool writing);
+
 /*
- * Whether sp__jit_retry() has anything to look at: only an unwind that
- * ended with a marker may have stopped in JIT code. Most samples end at
- * the outermost frame: tested first, inline.
+ * After @job was unwound: if it stopped inside possible JIT code of a
+ * process with a JIT source, refresh that process (rate-limited) and
+ * unwind once more. Only where the job's stack bytes are still valid.
+ * @writing: called while jobs are being written (threaded mode), where
+ * no module may change: new GDB JIT objects get their modules later.
+ * Only an unwind that ended with a marker may have stopped in JIT code;
+ * most samples end at the outermost frame: tested first, inline.
  */
-static inline bool sp__jit_retry_wanted(const struct sp_recorder *rec,
-					const struct sp__job *job)
+static inline int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job,
+				bool writing)
 {
-	return sp__job_marker_ended(job) && rec->procs.jit && job->unwind;
+	if (!sp__job_marker_ended(job) || !rec->procs.jit || !job->unwind)
+		return 0;
+	return sp__jit_retry_marked(rec, job, writing);
 }
 /* Each poll: the routine checks of every tracked process (paced). */
 int sp__jit_poll(struct sp_recorder *rec);

@@ -157,11 +157,9 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 		return 0;
 	/* May write module records: before this sample takes its slot. */
 	p = sp__procs_find(&rec->procs, s->pid);
-	if (p && p->jit && !sp__jit_sample_idle(p->jit)) {
-		err = sp__jit_before_sample(rec, p, s->time);
-		if (err)
-			return err;
-	}
+	err = sp__jit_before_sample(rec, p, s->time);
+	if (err)
+		return err;
 	unwind = user_prepare(rec, p, s, &tmp);
 	/* A span starts (offcpu.h); arming may dispatch a job before it. */
 	out = rec->offcpu.mode != SP_PROFILE_CPU &&
@@ -193,8 +191,7 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	job->jit_index = sp__jit_snap_index(job->jit);
 	err = sp__pipeline_submit(rec->pipe, job);
 	/* Threaded, copied: its stack is valid now only (its job waits). */
-	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block &&
-	    sp__jit_retry_wanted(rec, job))
+	if (!err && sp__pipeline_is_threaded(rec->pipe) && !job->block)
 		err = sp__jit_retry(rec, job, true);
 	if (!err && out)
 		err = sp__offcpu_armed(rec, s->tid);
@@ -213,8 +210,7 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	 * Inline mode: its stack is in the ring until written; a worker's
 	 * job: in the reader block (a copied one was retried when submitted).
 	 */
-	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block) &&
-	    sp__jit_retry_wanted(rec, job)) {
+	if (job->tag <= SP__JOB_SWITCH_OUT && (!threaded || job->block)) {
 		err = sp__jit_retry(rec, job, threaded);
 		if (err)
 			return err;

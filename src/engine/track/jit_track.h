@@ -278,10 +278,13 @@ static inline bool sp__jit_due_pending(const struct sp__jit_proc *jp)
 	return jp->modules_pending || jp->regens.len;
 }
 
-/* Whether a sample of a process with @jp has nothing to check or apply. */
+/*
+ * Whether a sample of a process with @jp (NULL: none) has nothing to
+ * check or apply.
+ */
 static inline bool sp__jit_sample_idle(const struct sp__jit_proc *jp)
 {
-	return !jp->dump && !jp->desc_addr && !sp__jit_due_pending(jp);
+	return !jp || (!jp->dump && !jp->desc_addr && !sp__jit_due_pending(jp));
 }
 /*
  * Could @pc, where an unwind of @p stopped, be in JIT code: in one of
