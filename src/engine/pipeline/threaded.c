@@ -244,6 +244,7 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
 {
 	uint64_t req[READERS_MAX], w, t0 = sp__clock_read(p->clock);
 	unsigned i, done;
+	bool busy;
 	int err;
 
 	for (i = 0; i < t->nreaders; i++)
@@ -252,7 +253,9 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
 		for (i = 0, done = 0; i < t->nreaders; i++)
 			done += atomic_load(&t->readers[i].drain_ack) >= req[i];
 		w = watermark(t); /* before pulling: all older is queued */
-		err = pull(p, t, false, !meanwhile || w <= t->released);
+		/* Jobs in flight hold ring space too: written, they free it. */
+		busy = w > t->released || sp__pool_inflight(&t->pool);
+		err = pull(p, t, false, !meanwhile || !busy);
 		if (err)
 			return err;
 		if (done == t->nreaders) {
@@ -261,7 +264,7 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
 				t->released = t0;
 			return 0;
 		}
-		if (meanwhile && w > t->released) {
+		if (meanwhile && busy) {
 			err = write_upto(p, t, w, false);
 			if (err)
 				return err;
