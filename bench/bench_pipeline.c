@@ -153,6 +153,7 @@ struct result {
 	uint64_t samples;
 	uint64_t stalls; /* sp_pipeline_stats: reader stalls, records copied */
 	uint64_t copied;
+	uint64_t behind; /* jobs the workers wrote */
 };
 
 static void keep_best(struct result *best, const struct result *r)
@@ -169,6 +170,7 @@ static void keep_best(struct result *best, const struct result *r)
 	best->samples = r->samples;
 	best->stalls = r->stalls;
 	best->copied = r->copied;
+	best->behind = r->behind;
 }
 
 static int dbl_cmp(const void *a, const void *b)
@@ -264,6 +266,7 @@ static int replay_once(const struct sp__vec *fix, uint32_t threads,
 	if (threads && !sp_recorder_pipeline_stats(rec, &st)) {
 		res->stalls = st.reader_stalls;
 		res->copied = st.records_copied;
+		res->behind = st.jobs_written_by_workers;
 	}
 	sp_recorder_close(rec);
 	sp__replay_free(rp);
@@ -325,6 +328,7 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_num(&j, "median_vcsw_per_sample", med->vcsw / n);
 	json_u64(&j, "reader_stalls", r->stalls);
 	json_u64(&j, "records_copied", r->copied);
+	json_u64(&j, "jobs_written_by_workers", r->behind);
 	if (threads) {
 		json_bool(&j, "meets_serial",
 			  r->serial * 1e6 / n <= TARGET_SERIAL_US);

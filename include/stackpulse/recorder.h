@@ -457,6 +457,9 @@ SP_API int sp_recorder_tail(struct sp_recorder *recorder, struct sp_tail **out);
  * @jobs: samples handed to the unwinder threads.
  * @jobs_inline: samples unwound on the polling thread instead (their
  *   bytes had been copied out of a reader).
+ * @jobs_written_by_workers: samples the unwinder threads also wrote to
+ *   the spool, in order (CPU profiles); the polling thread wrote the
+ *   rest.
  */
 struct sp_pipeline_stats {
 	size_t size;
@@ -466,6 +469,7 @@ struct sp_pipeline_stats {
 	uint64_t records_copied;
 	uint64_t jobs;
 	uint64_t jobs_inline;
+	uint64_t jobs_written_by_workers;
 };
 
 /**

@@ -139,10 +139,11 @@ static uint64_t replay(const struct sp__vec *fix, uint32_t threads,
 	sp__replay_free(rp);
 	CHECK_EQ_INT(task_count("sp-"), 0); /* joined by close */
 	fprintf(stderr,
-		"replay threads=%u rings=%u%s: fed %llu samples, wrote %llu, "
-		"copied %llu records\n",
+		"replay threads=%u rings=%u%s: fed %llu samples, wrote %llu "
+		"(%llu by workers), copied %llu records\n",
 		threads, rings, flushing ? " flushing" : "",
 		(unsigned long long)fed, (unsigned long long)sum.samples,
+		(unsigned long long)st->jobs_written_by_workers,
 		(unsigned long long)st->records_copied);
 	CHECK_EQ(sum.sample_events, fed);
 	return sum.samples;
@@ -179,6 +180,11 @@ static void check_modes(const struct sp__vec *fix, uint32_t flags,
 		n = replay(fix, modes[i], rings, flags, false, &st, paths[i],
 			   sizeof(paths[i]));
 		CHECK_EQ(n, live);
+		/* CPU mode: the workers write too, in the same order. */
+		if (modes[i]) {
+			CHECK(st.jobs_written_by_workers > 0);
+			CHECK(st.jobs_written_by_workers <= st.jobs);
+		}
 		bytes[i] = slurp(paths[i], &lens[i]);
 	}
 	for (i = 1; i < 4; i++) {

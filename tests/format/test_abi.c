@@ -62,7 +62,8 @@ _Static_assert(offsetof(struct sp_recording_summary, switch_in_unmatched) ==
 	       "sp_recording_summary");
 _Static_assert(offsetof(struct sp_recording_summary, throttle_events) == 480,
 	       "sp_recording_summary");
-_Static_assert(sizeof(struct sp_pipeline_stats) == 48, "sp_pipeline_stats");
+/* jobs_written_by_workers appended by the write-behind of issue 15. */
+_Static_assert(sizeof(struct sp_pipeline_stats) == 56, "sp_pipeline_stats");
 /* One register set for every architecture: the indices change meaning. */
 _Static_assert(SP_REGS_MAX >= SP_X86_64_NREGS, "sp_regs x86-64");
 _Static_assert(SP_REGS_MAX >= SP_AARCH64_NREGS, "sp_regs AArch64");

@@ -185,9 +185,14 @@ int sp__pipeline_timeout(struct sp__pipeline *p, int timeout_ms)
 {
 	if (!p->threads || !sp__pool_inflight(&p->threads->pool))
 		return timeout_ms;
-	/* The worker finishing the next batch writes the wake eventfd. */
-	if (sp__pool_arm(&p->threads->pool))
+	if (p->ops->write_off) {
+		/* Workers write: the one that writes the last job wakes us. */
+		if (sp__behind_arm(p->threads))
+			return 0;
+	} else if (sp__pool_arm(&p->threads->pool)) {
+		/* The worker finishing the next batch writes the wake fd. */
 		return 0;
+	}
 	/* A safety net only: that wake is never lost. */
 	if (timeout_ms < 0 || timeout_ms > SP__READER_TICK_MS)
 		return SP__READER_TICK_MS;
@@ -218,7 +223,10 @@ int sp__pipeline_sync(void *p)
 {
 	struct sp__pipeline *pipe = p;
 
-	return pipe->threads ? sp__threaded_collect(pipe, true) : 0;
+	/* Inside a write (a JIT retry): the writer is this thread's. */
+	if (!pipe->threads || pipe->threads->holds)
+		return 0;
+	return sp__threaded_collect(pipe, true);
 }
 
 int sp__pipeline_set_clock(struct sp__pipeline *p,
@@ -254,7 +262,7 @@ bool sp__pipeline_caught_up(const struct sp__pipeline *p, uint64_t t)
 	if (!p->threads)
 		return !sp__pipeline_pending(p);
 	return p->threads->released >= t && !sp__threaded_ready(p) &&
-	       sp__merge_count(&p->merge) == 0;
+	       !sp__threaded_head_done(p) && sp__merge_count(&p->merge) == 0;
 }
 
 void sp__pipeline_syscalls(const struct sp__pipeline *p,
@@ -287,4 +295,5 @@ void sp__pipeline_stats(const struct sp__pipeline *p,
 	st->records_copied = t->copied;
 	st->jobs = t->jobs;
 	st->jobs_inline = t->jobs_inline;
+	st->jobs_written_by_workers = atomic_load(&t->written_behind);
 }

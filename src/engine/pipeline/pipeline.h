@@ -56,7 +56,19 @@ struct sp__pipeline_ops {
 	 * the head of the window, offered again by the next step.
 	 */
 	int (*write)(void *ctx, struct sp__job *job);
-	/* A job that will never be written (closed without a flush). */
+	/*
+	 * Optional (NULL: the sequencer writes every job). ops->write on a
+	 * worker, in dispatch order too, under the writer lock, while the
+	 * sequencer goes on applying records: it may touch only the spool
+	 * writer and what only writes touch (see sp__pipeline_writes_hold),
+	 * and keeps the job's references for ops->discard. Nonzero: nothing
+	 * was written, the job needs the sequencer's ops->write.
+	 */
+	int (*write_off)(void *ctx, struct sp__job *job);
+	/*
+	 * Drops a job's references: a job that will never be written
+	 * (closed without a flush), or one that ops->write_off wrote.
+	 */
 	void (*discard)(void *ctx, struct sp__job *job);
 };
 
@@ -223,8 +235,21 @@ sp__pipeline_memo(const struct sp__pipeline *p)
 	return p->memo;
 }
 
-/* Writes every job dispatched so far (procs->sync; @p as void *). */
+/*
+ * Writes every job dispatched so far (procs->sync; @p as void *): the
+ * spool writer is the caller's until it dispatches again. Inside a write
+ * (a JIT retry's) it is the caller's already: nothing to do.
+ */
 int sp__pipeline_sync(void *p);
+
+/*
+ * Threaded mode with ops->write_off: workers write while the sequencer
+ * applies. The sequencer holds them off around any other use of the
+ * spool writer (outside a sync) and while it reads what writes count;
+ * let go writes what finished meanwhile. Inline mode: nothing.
+ */
+void sp__pipeline_writes_hold(struct sp__pipeline *p);
+void sp__pipeline_writes_let_go(struct sp__pipeline *p);
 
 /* The clock watermarks come from (before any record is fed). */
 int sp__pipeline_set_clock(struct sp__pipeline *p,

@@ -46,12 +46,13 @@ static bool job_done(const struct sp__pool *p, uint64_t pos)
 /* The job the sequencer waits for: the end of the next batch, or the last. */
 static uint64_t wait_target(const struct sp__pool *p)
 {
-	uint64_t end = p->head + SP__POOL_BATCH - 1;
+	uint64_t head = atomic_load(&p->head);
+	uint64_t end = head + SP__POOL_BATCH - 1;
 
 	if (end >= p->tail)
 		end = p->tail - 1;
 	/* Finished early, out of order: then the head itself. */
-	return job_done(p, end) ? p->head : end;
+	return job_done(p, end) ? head : end;
 }
 
 /* Whether any error or fallback was counted (most unwinds count none). */
@@ -107,17 +108,18 @@ static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim)
 	sp__job_unwind(p->unwinder, memo, job);
 	atomic_store(&job->done, 1);
 	w = atomic_load(&p->seq_wait);
-	if (w == NO_WAIT || w >> 1 != pos)
-		return;
-	if (w & 1) {
+	if (w != NO_WAIT && w >> 1 == pos) {
 		uint64_t one = 1;
 
-		if (write(p->wake_fd, &one, sizeof(one)) < 0)
-			return; /* full: the sequencer is awake anyway */
-	} else {
-		atomic_fetch_add(&p->done_word, 1);
-		futex_wake(p, &p->done_word, 1);
+		if (!(w & 1)) {
+			atomic_fetch_add(&p->done_word, 1);
+			futex_wake(p, &p->done_word, 1);
+		} else if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+			/* full: the sequencer is awake anyway */
+		}
 	}
+	if (p->on_done)
+		p->on_done(p->on_done_ctx);
 }
 
 static void *worker_main(void *arg)
@@ -221,7 +223,7 @@ void sp__pool_fini(struct sp__pool *p)
 
 bool sp__pool_full(const struct sp__pool *p)
 {
-	return p->tail - p->head == SP__JOBS;
+	return p->tail - atomic_load(&p->head) == SP__JOBS;
 }
 
 struct sp__job *sp__pool_reserve(struct sp__pool *p)
@@ -271,8 +273,8 @@ void sp__pool_dispatch_done(struct sp__pool *p)
 	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
 
 	sp__job_unwind(p->unwinder, p->seq_memo, job);
-	atomic_store(&job->done, 1);
-	p->tail++; /* never listed for the workers */
+	p->tail++;		     /* never listed for the workers */
+	atomic_store(&job->done, 1); /* in the window first: a writer pops it */
 }
 
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
@@ -281,9 +283,9 @@ struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 	uint64_t target;
 	uint32_t seen;
 
-	if (p->head == p->tail)
+	if (atomic_load(&p->head) == p->tail)
 		return NULL;
-	job = &p->jobs[p->head & (SP__JOBS - 1)];
+	job = &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)];
 	if (atomic_load(&job->done))
 		return job;
 	if (!wait)
@@ -302,19 +304,24 @@ struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 
 void sp__pool_pop(struct sp__pool *p)
 {
-	p->head++;
+	uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
+
+	/* Not done: a slot at the head is done only once its job is. */
+	atomic_store_explicit(&p->jobs[head & (SP__JOBS - 1)].done, 0,
+			      memory_order_relaxed);
+	atomic_store(&p->head, head + 1);
 }
 
 bool sp__pool_arm(struct sp__pool *p)
 {
 	uint64_t target;
 
-	if (p->head == p->tail)
+	if (atomic_load(&p->head) == p->tail)
 		return false;
 	sp__pool_publish(p);
 	target = wait_target(p);
 	atomic_store(&p->seq_wait, target << 1 | 1);
-	return job_done(p, target) || job_done(p, p->head);
+	return job_done(p, target) || job_done(p, atomic_load(&p->head));
 }
 
 void sp__pool_disarm(struct sp__pool *p)

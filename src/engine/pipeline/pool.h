@@ -119,11 +119,19 @@ struct sp__pool {
 	unsigned nthreads;
 	unsigned started;
 	int wake_fd; /* the sequencer's eventfd */
+	/*
+	 * Write-behind (NULL: none): called by a worker after it marked a
+	 * job done, to write what is done from the head (threaded.h).
+	 */
+	void (*on_done)(void *ctx);
+	void *on_done_ctx;
 	/* The sequencer's own. */
-	uint64_t head;
 	uint64_t tail;
 	uint64_t listed; /* entries of @work filled, >= @published */
 	char pad0[SP__CACHE_LINE];
+	/* Whoever writes the head (holding the writer lock) moves it. */
+	_Atomic uint64_t head;
+	char pad7[SP__CACHE_LINE];
 	/* Written by the sequencer, read by the workers. */
 	_Atomic uint64_t published;
 	_Atomic uint32_t pub_word;
@@ -177,11 +185,23 @@ void sp__pool_dispatch_done(struct sp__pool *p);
 
 /*
  * The oldest job when it is done (NULL otherwise, or when the window is
- * empty); with @wait, publishes what is listed and sleeps until it is,
+ * empty); any thread that holds the writer lock. A popped slot is never
+ * done: a done slot at the head is the head's job.
+ */
+static inline struct sp__job *sp__pool_head_done(struct sp__pool *p)
+{
+	struct sp__job *job = &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)];
+
+	return atomic_load(&job->done) ? job : NULL;
+}
+
+/*
+ * The sequencer's sp__pool_head_done(); with @wait, publishes what is listed and sleeps until it is,
  * woken once a batch of jobs from the head is done (or the last one).
  * Release it with sp__pool_pop().
  */
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait);
+/* Pops the head (the writer lock's holder; written: the slot is free). */
 void sp__pool_pop(struct sp__pool *p);
 /*
  * Before the sequencer sleeps elsewhere (epoll on @wake_fd): publishes
@@ -193,7 +213,7 @@ bool sp__pool_arm(struct sp__pool *p);
 void sp__pool_disarm(struct sp__pool *p);
 static inline size_t sp__pool_inflight(const struct sp__pool *p)
 {
-	return (size_t)(p->tail - p->head);
+	return (size_t)(p->tail - atomic_load(&p->head));
 }
 
 #endif /* SP_ENGINE_POOL_H */

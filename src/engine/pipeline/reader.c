@@ -448,7 +448,8 @@ void sp__rblock_consume(void *owner, const void *ref)
 	memcpy(&hold, (const unsigned char *)ref - REC_HDR, REC_HDR);
 	if (hold) /* before the block can be reused */
 		atomic_store_explicit(&hold->done, 1, memory_order_release);
-	atomic_store(&b->consumed, atomic_load(&b->consumed) + 1);
+	/* The sequencer's (a copy) and a worker's (a write) may meet here. */
+	atomic_fetch_add(&b->consumed, 1);
 	if (atomic_load(&b->reader->starved))
 		notify(b->reader, b->reader->wakefd);
 }

@@ -95,7 +95,7 @@ struct sp__rblock {
 	_Atomic uint64_t sealed;
 	struct sp__reader *reader;
 	char pad0[SP__CACHE_LINE];
-	_Atomic uint64_t consumed; /* the sequencer's, per record */
+	_Atomic uint64_t consumed; /* per record, by whoever writes it */
 	char pad1[SP__CACHE_LINE];
 };
 
@@ -190,8 +190,8 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 uint64_t sp__reader_request(struct sp__reader *r);
 
 /*
- * The sequencer's side: the record at @ref in @owner (a block) is
- * consumed; a sample left in the ring is released with it.
+ * The record at @ref in @owner (a block) is consumed (the sequencer, or
+ * a worker writing): a sample left in the ring is released with it.
  */
 void sp__rblock_consume(void *owner, const void *ref);
 

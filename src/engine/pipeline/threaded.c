@@ -80,11 +80,15 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 	t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->wakefd < 0)
 		return -errno;
-	err = readers_new(p, t);
+	err = sp__behind_init(p);
+	if (!err)
+		err = readers_new(p, t);
 	if (!err)
 		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
 				    p->job_frames, t->wakefd);
 	t->pool.seq_memo = p->memo;
+	if (!err)
+		sp__behind_enable(p);
 	return err;
 }
 
@@ -98,12 +102,15 @@ void sp__threaded_free(struct sp__pipeline *p)
 	for (i = 0; t->readers && i < t->nreaders; i++)
 		sp__reader_stop(&t->readers[i]);
 	sp__pool_stop(&t->pool);
-	/* Jobs never written (closed without finish) still hold versions. */
-	for (; t->pool.jobs && t->pool.head != t->pool.tail;
-	     sp__pool_pop(&t->pool))
-		p->ops->discard(p->ctx,
-				&t->pool.jobs[t->pool.head & (SP__JOBS - 1)]);
+	/*
+	 * Jobs never written (closed without finish) still hold versions,
+	 * and so do those that workers wrote.
+	 */
+	for (i = 0; t->pool.jobs && i < SP__JOBS; i++)
+		if (t->pool.jobs[i].ver || t->pool.jobs[i].jit)
+			p->ops->discard(p->ctx, &t->pool.jobs[i]);
 	sp__pool_fini(&t->pool);
+	sp__behind_fini(t);
 	for (i = 0; t->readers && i < t->nreaders; i++)
 		sp__reader_fini(&t->readers[i]);
 	sp__mem_free(p->mem, t->readers, t->nreaders * sizeof(*t->readers));
@@ -244,7 +251,7 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
 {
 	uint64_t req[READERS_MAX], w, t0 = sp__clock_read(p->clock);
 	unsigned i, done;
-	bool busy;
+	bool busy, idle = false;
 	int err;
 
 	for (i = 0; i < t->nreaders; i++)
@@ -255,7 +262,12 @@ static int drain_everything(struct sp__pipeline *p, struct sp__threaded *t,
 		w = watermark(t); /* before pulling: all older is queued */
 		/* Jobs in flight hold ring space too: written, they free it. */
 		busy = w > t->released || sp__pool_inflight(&t->pool);
-		err = pull(p, t, false, !meanwhile || !busy);
+		/*
+		 * Idle twice in a row: a reader starved just as its last
+		 * jobs were written (by workers) was poked, and wakes.
+		 */
+		err = pull(p, t, false, !meanwhile || (!busy && idle));
+		idle = !busy;
 		if (err)
 			return err;
 		if (done == t->nreaders) {
@@ -300,6 +312,7 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 
 	atomic_store(&t->stepped, UINT64_MAX); /* in a step: not slow */
 	sp__pool_disarm(&t->pool); /* awake: the workers need not wake us */
+	sp__behind_disarm(t);
 	adopt_rings(p, t);
 	if (all) {
 		err = drain_everything(p, t, true);
@@ -314,7 +327,8 @@ int sp__threaded_step(struct sp__pipeline *p, bool all)
 	return err;
 }
 
-int sp__threaded_collect(struct sp__pipeline *p, bool wait)
+/* Writes done jobs from the head (@wait: all); the lock is held. */
+static int write_done(struct sp__pipeline *p, bool wait)
 {
 	struct sp__threaded *t = p->threads;
 	struct sp__pool *pool = &t->pool;
@@ -336,20 +350,67 @@ int sp__threaded_collect(struct sp__pipeline *p, bool wait)
 	}
 	for (i = 0; wrote && i < t->nreaders; i++)
 		sp__reader_poke(&t->readers[i]); /* held ring space is free */
+	if (!err) /* what a worker left to the sequencer is written */
+		atomic_store(&t->wstop, false);
+	return err;
+}
+
+/*
+ * Write-behind: whether the sequencer writes the head itself: a worker
+ * left it (@wstop), or it is a job a worker would refuse, done at the
+ * head, where no worker that finishes a job comes by (a copied one).
+ */
+static bool seq_writes(struct sp__threaded *t)
+{
+	const struct sp__job *head = sp__pool_head_done(&t->pool);
+
+	return atomic_load(&t->wstop) || (head && !head->block);
+}
+
+int sp__threaded_collect(struct sp__pipeline *p, bool wait)
+{
+	struct sp__threaded *t = p->threads;
+	int err;
+
+	/* Workers write what is done (and look at the head after). */
+	if (!wait && p->ops->write_off && !seq_writes(t))
+		return 0;
+	/* Taken: a worker writes, and looks at the head again after. */
+	if (!sp__behind_lock(t, wait))
+		return 0;
+	err = write_done(p, wait);
+	sp__behind_unlock(p);
 	return err;
 }
 
 int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
 {
-	struct sp__pool *pool = &p->threads->pool;
-	int err;
+	struct sp__threaded *t = p->threads;
+	struct sp__pool *pool = &t->pool;
+	struct sp__job *job;
+	int err = 0;
 
-	if (sp__pool_full(pool)) {
-		sp__pool_head(pool, true);
-		err = sp__threaded_collect(p, false);
+	while (sp__pool_full(pool)) {
+		if (p->ops->write_off && !seq_writes(t)) {
+			/* The workers write: sleep until a batch is out. */
+			sp__pool_publish(pool);
+			if (!sp__behind_arm_batch(t))
+				wait_wake(t, SP__READER_TICK_MS);
+			sp__behind_disarm(t);
+			continue;
+		}
+		sp__behind_lock(t, true); /* then nobody else pops */
+		if (sp__pool_full(pool))
+			sp__pool_head(pool, true);
+		err = write_done(p, false);
+		sp__behind_unlock(p);
 		if (err)
 			return err;
 	}
+	/* A worker's write left the slot's references (ops->write_off). */
+	job = &pool->jobs[pool->tail & (SP__JOBS - 1)];
+	if (job->ver || job->jit)
+		p->ops->discard(p->ctx, job);
 	*out = sp__pool_reserve(pool);
 	return 0;
 }
@@ -374,14 +435,23 @@ int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job)
 	return 0;
 }
 
+bool sp__threaded_head_done(const struct sp__pipeline *p)
+{
+	const struct sp__pool *pool = &p->threads->pool;
+	uint64_t head = atomic_load(&pool->head);
+
+	return head != pool->tail &&
+	       atomic_load(&pool->jobs[head & (SP__JOBS - 1)].done);
+}
+
 bool sp__threaded_ready(const struct sp__pipeline *p)
 {
 	const struct sp__threaded *t = p->threads;
-	const struct sp__pool *pool = &t->pool;
 	unsigned i;
 
-	if (pool->head != pool->tail &&
-	    atomic_load(&pool->jobs[pool->head & (SP__JOBS - 1)].done))
+	/* Workers write what is done, unless one left it to the sequencer. */
+	if (sp__threaded_head_done(p) &&
+	    (!p->ops->write_off || atomic_load(&t->wstop)))
 		return true;
 	for (i = 0; i < t->nreaders; i++)
 		if (!sp__spsc_empty(&t->readers[i].queue))

@@ -3,6 +3,7 @@
 #ifndef SP_ENGINE_THREADED_H
 #define SP_ENGINE_THREADED_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,7 +38,25 @@ struct sp__threaded {
 	uint64_t jobs_inline; /* unwound by the sequencer (copied bytes) */
 	uint64_t wait_calls;  /* the sequencer's polls in a full drain */
 	int wakefd;	      /* readers and workers -> sequencer */
+	/*
+	 * Write-behind (behind.c): whoever holds @wlock writes done jobs
+	 * from the head of the window, a worker through ops->write_off;
+	 * @holds: the sequencer's (nested: a hold inside a write's).
+	 */
+	pthread_mutex_t wlock;
+	bool wlock_ok; /* @wlock initialised */
+	unsigned holds;
 	char pad0[SP__CACHE_LINE];
+	/* A worker met a job only the sequencer writes: workers wait. */
+	_Atomic bool wstop;
+	/* Jobs workers wrote (the lock holder's; statistics). */
+	_Atomic uint64_t written_behind;
+	/*
+	 * The sequencer sleeps until the head reaches this (the window's
+	 * end when it armed), UINT64_MAX: it does not wait for writes.
+	 */
+	_Atomic uint64_t wake_at;
+	char pad2[SP__CACHE_LINE];
 	/* When the last step ended (clock time), UINT64_MAX during one. */
 	_Atomic uint64_t stepped;
 	char pad1[SP__CACHE_LINE];
@@ -61,5 +80,26 @@ bool sp__threaded_ready(const struct sp__pipeline *p);
  */
 int sp__pipeline_release(struct sp__pipeline *p, uint64_t watermark);
 bool sp__threaded_pending(const struct sp__pipeline *p);
+/* Whether the job at the head of the window is done (not yet written). */
+bool sp__threaded_head_done(const struct sp__pipeline *p);
+
+/* behind.c: the writer lock and the workers' side of writing. */
+int sp__behind_init(struct sp__pipeline *p);
+void sp__behind_fini(struct sp__threaded *t);
+/* Workers write through ops->write_off from now on (if it is set). */
+void sp__behind_enable(struct sp__pipeline *p);
+/*
+ * Before the sequencer sleeps: the worker that writes the last job out
+ * wakes it. Returns whether not to sleep (written already, or a job
+ * waits for the sequencer). sp__behind_disarm() once awake.
+ */
+bool sp__behind_arm(struct sp__threaded *t);
+/* The same for the next SP__POOL_BATCH jobs (a full window). */
+bool sp__behind_arm_batch(struct sp__threaded *t);
+void sp__behind_disarm(struct sp__threaded *t);
+/* The sequencer takes the lock: false when busy and not @wait. */
+bool sp__behind_lock(struct sp__threaded *t, bool wait);
+/* The sequencer lets go, then writes what finished meanwhile (if any). */
+void sp__behind_unlock(struct sp__pipeline *p);
 
 #endif /* SP_ENGINE_THREADED_H */

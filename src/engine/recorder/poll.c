@@ -118,10 +118,15 @@ int sp_recorder_poll(struct sp_recorder *rec, int timeout_ms,
 		err = rec->policy->sweep(rec, false);
 	if (!err)
 		err = sp__jit_poll(rec);
+	sp__pipeline_writes_hold(rec->pipe); /* the writer, its counts */
 	if (!err && watermark - rec->last_flush_ns >= SP__FLUSH_NS) {
 		err = sp_writer_push(rec->writer);
 		rec->last_flush_ns = watermark;
 	}
+	/* Written since the last poll ended (threaded: workers write too). */
+	rec->poll.samples += rec->wsum.samples - rec->poll_written;
+	rec->poll_written = rec->wsum.samples;
+	sp__pipeline_writes_let_go(rec->pipe);
 	sp__recorder_reap(rec);
 	if (out)
 		*out = rec->poll;

@@ -162,6 +162,14 @@ static const struct sp__pipeline_ops pipeline_ops = {
 	.discard = sp__recorder_sample_discard,
 };
 
+/* CPU mode: workers write too (off-CPU jobs need the sequencer's ledger). */
+static const struct sp__pipeline_ops pipeline_ops_cpu = {
+	.apply = sp__recorder_apply,
+	.write = sp__recorder_sample_write,
+	.write_off = sp__recorder_sample_write_off,
+	.discard = sp__recorder_sample_discard,
+};
+
 /*
  * The pipeline of either mode. Threaded mode also has the process table
  * write dispatched jobs before a module change (so the spool order is
@@ -176,7 +184,10 @@ static int pipeline_new(struct sp_recorder *rec, unsigned workers,
 				       .rings = &rec->rings,
 				       .workers = workers,
 				       .job_frames = sp__job_frames(depth),
-				       .ops = &pipeline_ops,
+				       .ops = rec->offcpu.mode ==
+							      SP_PROFILE_CPU ?
+						      &pipeline_ops_cpu :
+						      &pipeline_ops,
 				       .ctx = rec };
 	int err = sp__pipeline_new(&pc, &rec->pipe);
 
@@ -358,7 +369,9 @@ int sp__recorder_publish(struct sp_recorder *rec)
 
 	if (!rec->out || sp__spool_file_published(rec->out))
 		return 0;
+	sp__pipeline_writes_hold(rec->pipe); /* workers write to it */
 	err = sp__spool_file_publish(rec->out);
+	sp__pipeline_writes_let_go(rec->pipe);
 	if (err)
 		sp__log(rec->logger, SP_LOG_ERROR,
 			"cannot put the spool at %s: %s", rec->path,
@@ -509,6 +522,10 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 	if (!rec)
 		return -EINVAL;
 	s = rec->sum;
+	sp__pipeline_writes_hold(rec->pipe);
+	s.samples += rec->wsum.samples;
+	s.empty_stack_samples += rec->wsum.empty_stack_samples;
+	s.truncated_frame_markers += rec->wsum.truncated_frame_markers;
 	s.size = sizeof(s);
 	s.minimum_ring_buffer_bytes = rec->rings.min_bytes;
 	s.maximum_ring_buffer_bytes = rec->rings.max_bytes;
@@ -520,6 +537,7 @@ int sp_recorder_summary(const struct sp_recorder *rec,
 	memcpy(s.truncation_reasons, p->ustats.errors,
 	       sizeof(s.truncation_reasons));
 	memcpy(s.fallbacks, p->ustats.fallbacks, sizeof(s.fallbacks));
+	sp__pipeline_writes_let_go(rec->pipe);
 	s.jit_maps_kept = rec->jit_side.saved;
 	s.jit_maps_failed = rec->jit_side.failed;
 	return sp__opts_store(out, &s, sizeof(s));

@@ -76,6 +76,17 @@ struct sp_recorder {
 	struct sp__jit_side jit_side; /* JIT side directory (track/jit_side.c) */
 	struct sp__offcpu offcpu;     /* off-CPU and wall mode (offcpu.h) */
 	struct sp_recording_summary sum;
+	/*
+	 * What writing samples counts, apart from @sum: threaded mode's
+	 * workers write too (sp__recorder_sample_write_off), so read it
+	 * holding them off (sp__pipeline_writes_hold).
+	 */
+	struct {
+		uint64_t samples;
+		uint64_t empty_stack_samples;
+		uint64_t truncated_frame_markers;
+	} wsum;
+	uint64_t poll_written; /* @wsum.samples when the last poll ended */
 	struct sp_poll_summary poll;
 	char *path;		    /* spool path (NULL for a caller's sink) */
 	struct sp__spool_file *out; /* its file until closed (spool_file.h) */
@@ -124,6 +135,12 @@ int sp__recorder_apply(void *ctx, uint32_t type, const void *data, size_t len);
  */
 int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s);
 int sp__recorder_sample_write(void *ctx, struct sp__job *job);
+/*
+ * ops->write_off (CPU mode only): a worker writes @job, touching only
+ * the writer and @wsum; 1 for a job the sequencer must write (a JIT
+ * retry, a copied sample, one the writer rejects: it logs).
+ */
+int sp__recorder_sample_write_off(void *ctx, struct sp__job *job);
 void sp__recorder_sample_discard(void *ctx, struct sp__job *job);
 
 /*
@@ -166,10 +183,16 @@ int sp__jit_retry_marked(struct sp_recorder *rec, struct sp__job *job,
  * Only an unwind that ended with a marker may have stopped in JIT code;
  * most samples end at the outermost frame: tested first, inline.
  */
+static inline bool sp__jit_retry_due(const struct sp_recorder *rec,
+				     const struct sp__job *job)
+{
+	return sp__job_marker_ended(job) && rec->procs.jit && job->unwind;
+}
+
 static inline int sp__jit_retry(struct sp_recorder *rec, struct sp__job *job,
 				bool writing)
 {
-	if (!sp__job_marker_ended(job) || !rec->procs.jit || !job->unwind)
+	if (!sp__jit_retry_due(rec, job))
 		return 0;
 	return sp__jit_retry_marked(rec, job, writing);
 }

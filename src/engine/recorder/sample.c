@@ -198,14 +198,24 @@ int sp__recorder_sample(struct sp_recorder *rec, const struct sp__qsample *s)
 	return err;
 }
 
-/* The frames of @job into the spool; 0 also when the writer refused. */
-static int sample_put(struct sp_recorder *rec, struct sp__job *job)
+/* Returned by sample_put(@off): the sequencer writes this job. */
+#define SEQUENCER_WRITES 1
+
+/*
+ * The frames of @job into the spool; 0 also when the writer refused.
+ * @off: on a worker (sp__recorder_sample_write_off), which writes only a
+ * sample whose bytes stay in a reader block and needs no JIT retry.
+ */
+static int sample_put(struct sp_recorder *rec, struct sp__job *job, bool off)
 {
 	bool threaded = sp__pipeline_is_threaded(rec->pipe);
 	struct sp_frame *f = job->frames;
 	size_t n;
 	int err;
 
+	if (off && (job->tag != SP__JOB_SAMPLE || !job->block ||
+		    sp__jit_retry_due(rec, job)))
+		return SEQUENCER_WRITES;
 	/*
 	 * Inline mode: its stack is in the ring until written; a worker's
 	 * job: in the reader block (a copied one was retried when submitted).
@@ -228,7 +238,7 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 	if (rec->offcpu.mode == SP_PROFILE_WALL)
 		sp__offcpu_on_cpu(rec, job->tid, job->time);
 	if (n == 0) {
-		rec->sum.empty_stack_samples++;
+		rec->wsum.empty_stack_samples++;
 		return 0;
 	}
 	/* Hashed where it was unwound, unless the frames changed since. */
@@ -239,24 +249,26 @@ static int sample_put(struct sp_recorder *rec, struct sp__job *job)
 		err = sp_writer_sample(rec->writer, job->time, job->pid,
 				       job->tid, f, n);
 	if (err == -EINVAL) {
+		if (off) /* nothing written: the sequencer logs it */
+			return SEQUENCER_WRITES;
 		/* A frame the writer rejects must not stall the queue. */
 		sp__log(rec->logger, SP_LOG_WARN,
 			"sample of tid %d rejected by the writer", job->tid);
 		return 0;
 	}
 	if (err)
-		return err;
+		return off ? SEQUENCER_WRITES : err;
 	/* Only the unwinder puts a marker, always as the stack's last frame. */
-	rec->sum.truncated_frame_markers += f[n - 1].mode == SP_FRAME_TRUNCATED;
-	rec->sum.samples++;
-	rec->poll.samples++;
+	rec->wsum.truncated_frame_markers += f[n - 1].mode ==
+					     SP_FRAME_TRUNCATED;
+	rec->wsum.samples++;
 	return 0;
 }
 
 int sp__recorder_sample_write(void *ctx, struct sp__job *job)
 {
 	struct sp_recorder *rec = ctx;
-	int err = sample_put(rec, job);
+	int err = sample_put(rec, job, false);
 
 	/* Written (or dropped): the module map version (threaded mode's) goes. */
 	if (!err && job->ver) {
@@ -270,6 +282,12 @@ int sp__recorder_sample_write(void *ctx, struct sp__job *job)
 		job->jit_index = NULL;
 	}
 	return err;
+}
+
+/* Its references stay for ops->discard: they are the sequencer's. */
+int sp__recorder_sample_write_off(void *ctx, struct sp__job *job)
+{
+	return sample_put(ctx, job, true);
 }
 
 void sp__recorder_sample_discard(void *ctx, struct sp__job *job)

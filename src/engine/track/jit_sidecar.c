@@ -101,7 +101,10 @@ static int name_in_spool(struct sp__procs *procs, struct sp__jit_proc *jp)
 	m.pid = jp->pid;
 	m.path = jp->side_path;
 	m.path_len = strlen(jp->side_path);
-	err = sp_writer_module(procs->writer, &m, NULL);
+	/* After what was dispatched, as in inline mode (no-op in a write). */
+	err = sp__procs_sync(procs);
+	if (!err)
+		err = sp_writer_module(procs->writer, &m, NULL);
 	return err == -EINVAL ? 0 : err;
 }
 

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* Write-behind: workers write the done jobs at the head of the window. */
+
+/*
+ * Whoever holds the writer lock writes, always from the head of the
+ * window and in its order, so the spool is inline mode's. A worker that
+ * marked a job done takes the lock if it is free and the head is done;
+ * one that finds it taken leaves the job to the holder, which looks at
+ * the head again once it let go. Both sides fence between their write
+ * and their look (done then lock, unlock then done), so one of the two
+ * always sees the other: no done job waits for a later one to be
+ * written. The sequencer writes too (a sync, a flush, a full window),
+ * and every job a worker refuses (ops->write_off); until it has, the
+ * workers leave the head alone (@wstop) and the sequencer is woken.
+ */
+#include <unistd.h>
+
+#include "threaded.h"
+
+int sp__behind_init(struct sp__pipeline *p)
+{
+	struct sp__threaded *t = p->threads;
+	int err = pthread_mutex_init(&t->wlock, NULL);
+
+	if (err)
+		return -err;
+	t->wlock_ok = true;
+	atomic_init(&t->wstop, false);
+	atomic_init(&t->written_behind, 0);
+	atomic_init(&t->wake_at, UINT64_MAX);
+	return 0;
+}
+
+void sp__behind_fini(struct sp__threaded *t)
+{
+	if (t->wlock_ok)
+		pthread_mutex_destroy(&t->wlock);
+	t->wlock_ok = false;
+}
+
+/* Writes done jobs from the head while ops->write_off takes them. */
+static bool write_off_run(struct sp__pipeline *p, struct sp__threaded *t,
+			  uint64_t *written)
+{
+	struct sp__pool *pool = &t->pool;
+	struct sp__job *job;
+
+	while ((job = sp__pool_head_done(pool))) {
+		if (p->ops->write_off(p->ctx, job))
+			return false; /* the sequencer's */
+		sp__pipeline_count(p, job);
+		if (job->block)
+			sp__rblock_consume(job->block, job->s);
+		sp__pool_pop(pool);
+		(*written)++;
+	}
+	return true;
+}
+
+static void wake_sequencer(struct sp__threaded *t)
+{
+	uint64_t one = 1;
+
+	if (write(t->wakefd, &one, sizeof(one)) < 0)
+		return; /* full: the sequencer is awake anyway */
+}
+
+/* Whether the sequencer sleeps until what is written now was. */
+static bool written_out(struct sp__threaded *t)
+{
+	uint64_t at = atomic_load(&t->wake_at);
+
+	return at != UINT64_MAX && atomic_load(&t->pool.head) >= at &&
+	       atomic_compare_exchange_strong(&t->wake_at, &at, UINT64_MAX);
+}
+
+/* Writes what is done at the head unless someone else does (any thread). */
+static void behind_try(struct sp__pipeline *p)
+{
+	struct sp__threaded *t = p->threads;
+	uint64_t n;
+	unsigned i;
+	bool ok;
+
+	for (;;) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load(&t->wstop) || !sp__pool_head_done(&t->pool) ||
+		    pthread_mutex_trylock(&t->wlock))
+			return;
+		n = 0;
+		ok = write_off_run(p, t, &n);
+		if (!ok)
+			atomic_store(&t->wstop, true);
+		atomic_store_explicit(
+			&t->written_behind,
+			atomic_load_explicit(&t->written_behind,
+					     memory_order_relaxed) +
+				n,
+			memory_order_relaxed);
+		pthread_mutex_unlock(&t->wlock);
+		for (i = 0; n && i < t->nreaders; i++)
+			sp__reader_poke(
+				&t->readers[i]); /* ring space is free */
+		if (!ok || (n && written_out(t)))
+			wake_sequencer(t);
+		if (!ok)
+			return;
+	}
+}
+
+/* The pool's on_done: a worker finished a job. */
+static void behind_on_done(void *ctx)
+{
+	behind_try(ctx);
+}
+
+void sp__behind_enable(struct sp__pipeline *p)
+{
+	if (p->ops->write_off) {
+		p->threads->pool.on_done_ctx = p;
+		p->threads->pool.on_done = behind_on_done;
+	}
+}
+
+static bool arm_at(struct sp__threaded *t, uint64_t at)
+{
+	if (atomic_load(&t->wstop))
+		return true;
+	atomic_store(&t->wake_at, at);
+	/* Popped before the store was seen: that writer did not wake us. */
+	return atomic_load(&t->pool.head) >= at || atomic_load(&t->wstop);
+}
+
+bool sp__behind_arm(struct sp__threaded *t)
+{
+	return arm_at(t, t->pool.tail);
+}
+
+bool sp__behind_arm_batch(struct sp__threaded *t)
+{
+	uint64_t at = atomic_load(&t->pool.head) + SP__POOL_BATCH;
+
+	return arm_at(t, at < t->pool.tail ? at : t->pool.tail);
+}
+
+void sp__behind_disarm(struct sp__threaded *t)
+{
+	atomic_store(&t->wake_at, UINT64_MAX);
+}
+
+bool sp__behind_lock(struct sp__threaded *t, bool wait)
+{
+	if (t->holds)
+		; /* held already, by a caller further up */
+	else if (wait)
+		pthread_mutex_lock(&t->wlock);
+	else if (pthread_mutex_trylock(&t->wlock))
+		return false;
+	t->holds++;
+	return true;
+}
+
+void sp__behind_unlock(struct sp__pipeline *p)
+{
+	struct sp__threaded *t = p->threads;
+
+	if (--t->holds)
+		return;
+	pthread_mutex_unlock(&t->wlock);
+	if (p->ops->write_off)
+		behind_try(p);
+}
+
+void sp__pipeline_writes_hold(struct sp__pipeline *p)
+{
+	if (p && p->threads)
+		sp__behind_lock(p->threads, true);
+}
+
+void sp__pipeline_writes_let_go(struct sp__pipeline *p)
+{
+	if (p && p->threads)
+		sp__behind_unlock(p);
+}
