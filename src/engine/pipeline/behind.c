@@ -17,25 +17,47 @@
 
 #include "threaded.h"
 
-int sp__behind_init(struct sp__pipeline *p)
+void sp__behind_init(struct sp__pipeline *p)
 {
 	struct sp__threaded *t = p->threads;
-	int err = pthread_mutex_init(&t->wlock, NULL);
 
-	if (err)
-		return -err;
-	t->wlock_ok = true;
+	atomic_init(&t->wlock, 0);
 	atomic_init(&t->wstop, false);
 	atomic_init(&t->written_behind, 0);
 	atomic_init(&t->wake_at, UINT64_MAX);
-	return 0;
 }
 
-void sp__behind_fini(struct sp__threaded *t)
+/*
+ * The writer lock, a futex word: a worker only ever tries it, and only
+ * the sequencer sleeps on it (a sync, a flush, a full window), for as
+ * long as a worker takes to write what was done.
+ */
+static bool wl_trylock(struct sp__threaded *t)
 {
-	if (t->wlock_ok)
-		pthread_mutex_destroy(&t->wlock);
-	t->wlock_ok = false;
+	uint32_t c = 0;
+
+	return atomic_compare_exchange_strong_explicit(
+		&t->wlock, &c, 1, memory_order_acquire, memory_order_relaxed);
+}
+
+static void wl_lock(struct sp__threaded *t)
+{
+	uint32_t c = 0;
+
+	if (atomic_compare_exchange_strong(&t->wlock, &c, 1))
+		return;
+	if (c != 2)
+		c = atomic_exchange(&t->wlock, 2);
+	while (c != 0) {
+		sp__pool_futex_wait(&t->pool, &t->wlock, 2);
+		c = atomic_exchange(&t->wlock, 2);
+	}
+}
+
+static void wl_unlock(struct sp__threaded *t)
+{
+	if (atomic_exchange_explicit(&t->wlock, 0, memory_order_release) == 2)
+		sp__pool_futex_wake(&t->pool, &t->wlock, 1);
 }
 
 /* Writes done jobs from the head while ops->write_off takes them. */
@@ -85,7 +107,7 @@ static void behind_try(struct sp__pipeline *p)
 	for (;;) {
 		atomic_thread_fence(memory_order_seq_cst);
 		if (atomic_load(&t->wstop) || !sp__pool_head_done(&t->pool) ||
-		    pthread_mutex_trylock(&t->wlock))
+		    !wl_trylock(t))
 			return;
 		n = 0;
 		ok = write_off_run(p, t, &n);
@@ -97,7 +119,7 @@ static void behind_try(struct sp__pipeline *p)
 					     memory_order_relaxed) +
 				n,
 			memory_order_relaxed);
-		pthread_mutex_unlock(&t->wlock);
+		wl_unlock(t);
 		for (i = 0; n && i < t->nreaders; i++)
 			sp__reader_poke(
 				&t->readers[i]); /* ring space is free */
@@ -153,8 +175,8 @@ bool sp__behind_lock(struct sp__threaded *t, bool wait)
 	if (t->holds)
 		; /* held already, by a caller further up */
 	else if (wait)
-		pthread_mutex_lock(&t->wlock);
-	else if (pthread_mutex_trylock(&t->wlock))
+		wl_lock(t);
+	else if (!wl_trylock(t))
 		return false;
 	t->holds++;
 	return true;
@@ -166,7 +188,7 @@ void sp__behind_unlock(struct sp__pipeline *p)
 
 	if (--t->holds)
 		return;
-	pthread_mutex_unlock(&t->wlock);
+	wl_unlock(t);
 	if (p->ops->write_off)
 		behind_try(p);
 }

@@ -29,7 +29,8 @@
  *
  * It knows nothing of processes, modules or the spool: it calls back
  * through struct sp__pipeline_ops only, on the thread that calls
- * sp__pipeline_step() (the sequencer), and the owner calls down into it.
+ * sp__pipeline_step() (the sequencer; ops->write_off on workers too),
+ * and the owner calls down into it.
  *
  * Inline mode (no workers): a step drains every ring into the merge
  * queue (samples stay in the ring: it is consumed up to the oldest
@@ -38,7 +39,8 @@
  * Threaded mode (threaded.c): reader threads drain the rings, the
  * sequencer merges what they queued and releases it up to the smallest
  * reader watermark; jobs go to unwinder threads and are written in
- * dispatch order, so the spool is the same as in inline mode.
+ * dispatch order (by the workers themselves with ops->write_off), so the
+ * spool is the same as in inline mode.
  *
  * A new stage (say, batching before the sequencer) goes into this room:
  * the owner keeps seeing only apply and write.

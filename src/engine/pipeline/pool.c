@@ -25,14 +25,14 @@
 
 #define NO_WAIT UINT64_MAX
 
-static void futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
-		       uint32_t seen)
+void sp__pool_futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
+			 uint32_t seen)
 {
 	atomic_fetch_add_explicit(&p->futex_calls, 1, memory_order_relaxed);
 	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
 }
 
-static void futex_wake(struct sp__pool *p, _Atomic uint32_t *word, int n)
+void sp__pool_futex_wake(struct sp__pool *p, _Atomic uint32_t *word, int n)
 {
 	atomic_fetch_add_explicit(&p->futex_calls, 1, memory_order_relaxed);
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
@@ -113,7 +113,7 @@ static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim)
 
 		if (!(w & 1)) {
 			atomic_fetch_add(&p->done_word, 1);
-			futex_wake(p, &p->done_word, 1);
+			sp__pool_futex_wake(p, &p->done_word, 1);
 		} else if (write(p->wake_fd, &one, sizeof(one)) < 0) {
 			/* full: the sequencer is awake anyway */
 		}
@@ -142,7 +142,7 @@ static void *worker_main(void *arg)
 			break;
 		atomic_fetch_add(&p->sleepers, 1);
 		if (atomic_load(&p->pub_word) == seen && !atomic_load(&p->stop))
-			futex_wait(p, &p->pub_word, seen);
+			sp__pool_futex_wait(p, &p->pub_word, seen);
 		atomic_fetch_sub(&p->sleepers, 1);
 	}
 	return NULL;
@@ -193,7 +193,7 @@ void sp__pool_stop(struct sp__pool *p)
 
 	atomic_store(&p->stop, true);
 	atomic_fetch_add(&p->pub_word, 1);
-	futex_wake(p, &p->pub_word, (int)p->started);
+	sp__pool_futex_wake(p, &p->pub_word, (int)p->started);
 	for (i = 0; i < p->started; i++)
 		pthread_join(p->threads[i], NULL);
 	p->started = 0;
@@ -265,7 +265,8 @@ void sp__pool_publish(struct sp__pool *p)
 	if (!sleeping)
 		return;
 	n = (p->listed - pub + SP__POOL_PER_WORKER - 1) / SP__POOL_PER_WORKER;
-	futex_wake(p, &p->pub_word, n < sleeping ? (int)n : (int)sleeping);
+	sp__pool_futex_wake(p, &p->pub_word,
+			    n < sleeping ? (int)n : (int)sleeping);
 }
 
 void sp__pool_dispatch_done(struct sp__pool *p)
@@ -296,7 +297,7 @@ struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 		seen = atomic_load(&p->done_word);
 		atomic_store(&p->seq_wait, target << 1);
 		if (!job_done(p, target))
-			futex_wait(p, &p->done_word, seen);
+			sp__pool_futex_wait(p, &p->done_word, seen);
 		atomic_store(&p->seq_wait, NO_WAIT);
 	}
 	return job;

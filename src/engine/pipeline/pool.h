@@ -34,8 +34,9 @@ struct sp__walk_memo;
  * struct sp__job is one sample between dispatch and write. The sequencer
  * fills it (kernel frames, the module map version, the sample bytes kept
  * alive by @block), a worker appends the user frames and sets @done, and
- * the sequencer writes jobs strictly in dispatch order, so the spool is
- * the same as in inline mode. Inline mode uses one job synchronously.
+ * whoever holds the writer lock (threaded.h: a worker, or the sequencer)
+ * writes jobs strictly in dispatch order, so the spool is the same as in
+ * inline mode. Inline mode uses one job synchronously.
  */
 struct sp__job {
 	_Atomic uint32_t done;
@@ -185,8 +186,9 @@ void sp__pool_dispatch_done(struct sp__pool *p);
 
 /*
  * The oldest job when it is done (NULL otherwise, or when the window is
- * empty); any thread that holds the writer lock. A popped slot is never
- * done: a done slot at the head is the head's job.
+ * empty), on any thread; only the writer lock's holder may write and pop
+ * it. A popped slot is never done: a done slot at the head is the head's
+ * job.
  */
 static inline struct sp__job *sp__pool_head_done(struct sp__pool *p)
 {
@@ -196,9 +198,10 @@ static inline struct sp__job *sp__pool_head_done(struct sp__pool *p)
 }
 
 /*
- * The sequencer's sp__pool_head_done(); with @wait, publishes what is listed and sleeps until it is,
- * woken once a batch of jobs from the head is done (or the last one).
- * Release it with sp__pool_pop().
+ * The sequencer's sp__pool_head_done(); with @wait, publishes what is
+ * listed and sleeps until the head is done, woken once a batch of jobs
+ * from the head is done (or the last one). Release it with
+ * sp__pool_pop().
  */
 struct sp__job *sp__pool_head(struct sp__pool *p, bool wait);
 /* Pops the head (the writer lock's holder; written: the slot is free). */
@@ -211,6 +214,11 @@ void sp__pool_pop(struct sp__pool *p);
  */
 bool sp__pool_arm(struct sp__pool *p);
 void sp__pool_disarm(struct sp__pool *p);
+/* Sleeps while *@word is @seen / wakes @n sleepers (counted). */
+void sp__pool_futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
+			 uint32_t seen);
+void sp__pool_futex_wake(struct sp__pool *p, _Atomic uint32_t *word, int n);
+
 static inline size_t sp__pool_inflight(const struct sp__pool *p)
 {
 	return (size_t)(p->tail - atomic_load(&p->head));

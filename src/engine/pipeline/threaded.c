@@ -80,9 +80,8 @@ int sp__threaded_new(struct sp__pipeline *p, unsigned workers)
 	t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->wakefd < 0)
 		return -errno;
-	err = sp__behind_init(p);
-	if (!err)
-		err = readers_new(p, t);
+	sp__behind_init(p);
+	err = readers_new(p, t);
 	if (!err)
 		err = sp__pool_init(&t->pool, p->mem, p->unwinder, workers,
 				    p->job_frames, t->wakefd);
@@ -110,7 +109,6 @@ void sp__threaded_free(struct sp__pipeline *p)
 		if (t->pool.jobs[i].ver || t->pool.jobs[i].jit)
 			p->ops->discard(p->ctx, &t->pool.jobs[i]);
 	sp__pool_fini(&t->pool);
-	sp__behind_fini(t);
 	for (i = 0; t->readers && i < t->nreaders; i++)
 		sp__reader_fini(&t->readers[i]);
 	sp__mem_free(p->mem, t->readers, t->nreaders * sizeof(*t->readers));

@@ -3,7 +3,6 @@
 #ifndef SP_ENGINE_THREADED_H
 #define SP_ENGINE_THREADED_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,8 +14,10 @@
  * The sequencer is the thread that owns the recorder (the one calling
  * sp_recorder_poll): it keeps every piece of process and module state
  * single-threaded, exactly as inline mode does. Readers drain rings in
- * the background, workers unwind; the sequencer merges, applies,
- * dispatches and writes in order.
+ * the background, workers unwind; the sequencer merges, applies and
+ * dispatches. Jobs are written in dispatch order by whoever holds the
+ * writer lock: in CPU mode mostly the workers (behind.c), which touch
+ * only the spool writer and what writes count, else the sequencer.
  *
  * Ordering: the sequencer releases records up to the smallest published
  * reader watermark. A ring created after a reader's last drain may hold
@@ -43,10 +44,11 @@ struct sp__threaded {
 	 * from the head of the window, a worker through ops->write_off;
 	 * @holds: the sequencer's (nested: a hold inside a write's).
 	 */
-	pthread_mutex_t wlock;
-	bool wlock_ok; /* @wlock initialised */
 	unsigned holds;
 	char pad0[SP__CACHE_LINE];
+	/* 0 free, 1 taken, 2 taken and someone sleeps on it (a futex). */
+	_Atomic uint32_t wlock;
+	char pad3[SP__CACHE_LINE];
 	/* A worker met a job only the sequencer writes: workers wait. */
 	_Atomic bool wstop;
 	/* Jobs workers wrote (the lock holder's; statistics). */
@@ -84,8 +86,7 @@ bool sp__threaded_pending(const struct sp__pipeline *p);
 bool sp__threaded_head_done(const struct sp__pipeline *p);
 
 /* behind.c: the writer lock and the workers' side of writing. */
-int sp__behind_init(struct sp__pipeline *p);
-void sp__behind_fini(struct sp__threaded *t);
+void sp__behind_init(struct sp__pipeline *p);
 /* Workers write through ops->write_off from now on (if it is set). */
 void sp__behind_enable(struct sp__pipeline *p);
 /*
