@@ -221,24 +221,6 @@ void sp__pool_fini(struct sp__pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-bool sp__pool_full(const struct sp__pool *p)
-{
-	return p->tail - atomic_load(&p->head) == SP__JOBS;
-}
-
-struct sp__job *sp__pool_reserve(struct sp__pool *p)
-{
-	struct sp__job *job = &p->jobs[p->tail & (SP__JOBS - 1)];
-
-	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
-	/* @own is zero: calloc'd, and cleared when its last job was written. */
-	job->stats = &job->own;
-	job->block = NULL;
-	job->ver = NULL;
-	job->maps_gen = 0;
-	return job;
-}
-
 void sp__pool_dispatch(struct sp__pool *p)
 {
 	/* At most SP__JOBS jobs are in flight, so entry @listed is free. */

@@ -168,9 +168,30 @@ void sp__pool_stop(struct sp__pool *p);
 /* Stops the workers and frees everything. */
 void sp__pool_fini(struct sp__pool *p);
 
+/* The job the next sp__pool_reserve() returns (its slot, as it was). */
+static inline struct sp__job *sp__pool_next(struct sp__pool *p)
+{
+	return &p->jobs[p->tail & (SP__JOBS - 1)];
+}
+
 /* The next free job (the window must not be full: see sp__pool_full). */
-struct sp__job *sp__pool_reserve(struct sp__pool *p);
-bool sp__pool_full(const struct sp__pool *p);
+static inline struct sp__job *sp__pool_reserve(struct sp__pool *p)
+{
+	struct sp__job *job = sp__pool_next(p);
+
+	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
+	/* @own is zero: calloc'd, and cleared when its last job was written. */
+	job->stats = &job->own;
+	job->block = NULL;
+	job->ver = NULL;
+	job->maps_gen = 0;
+	return job;
+}
+
+static inline bool sp__pool_full(const struct sp__pool *p)
+{
+	return p->tail - atomic_load(&p->head) == SP__JOBS;
+}
 /*
  * Lists the reserved job for the workers; it is published with the next
  * sp__pool_publish() (or at once when SP__POOL_BATCH jobs wait).

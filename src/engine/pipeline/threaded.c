@@ -406,7 +406,7 @@ int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
 			return err;
 	}
 	/* A worker's write left the slot's references (ops->write_off). */
-	job = &pool->jobs[pool->tail & (SP__JOBS - 1)];
+	job = sp__pool_next(pool);
 	if (job->ver || job->jit)
 		p->ops->discard(p->ctx, job);
 	*out = sp__pool_reserve(pool);

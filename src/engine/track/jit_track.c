@@ -364,20 +364,20 @@ static int cmp_area(const void *x, const void *y)
 	return a->from < b->from ? -1 : a->from > b->from;
 }
 
-void sp__jit_snap_put(const struct sp__mem *mem, struct sp__jit_snap *s)
+void sp__jit_snap_drop(const struct sp__mem *mem, struct sp__jit_snap *s)
 {
 	size_t i;
 
-	if (!s || --s->refs)
+	if (--s->refs)
 		return;
 	for (i = 0; i < s->ix.n; i++)
 		sp__jit_table_put(mem, s->tabs[i]);
 	sp__mem_free(mem, s, s->bytes);
 }
 
-const struct sp__jit_index *sp__jit_snap_index(const struct sp__jit_snap *s)
+const struct sp__jit_index *sp__jit_snap_ix(const struct sp__jit_snap *s)
 {
-	return s ? &s->ix : NULL;
+	return &s->ix;
 }
 
 /*

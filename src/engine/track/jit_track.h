@@ -244,8 +244,24 @@ static inline bool sp__jit_snap_none(const struct sp__jit_proc *jp)
 {
 	return !jp || (!jp->dirty && jp->snap_empty);
 }
-void sp__jit_snap_put(const struct sp__mem *mem, struct sp__jit_snap *s);
-const struct sp__jit_index *sp__jit_snap_index(const struct sp__jit_snap *s);
+/* Out of line: sp__jit_snap_put() and sp__jit_snap_index() of a snapshot. */
+void sp__jit_snap_drop(const struct sp__mem *mem, struct sp__jit_snap *s);
+const struct sp__jit_index *sp__jit_snap_ix(const struct sp__jit_snap *s);
+
+/* Drops a reference (NULL, most jobs': nothing, inline). */
+static inline void sp__jit_snap_put(const struct sp__mem *mem,
+				    struct sp__jit_snap *s)
+{
+	if (s)
+		sp__jit_snap_drop(mem, s);
+}
+
+/* The snapshot's index (NULL for none). */
+static inline const struct sp__jit_index *
+sp__jit_snap_index(const struct sp__jit_snap *s)
+{
+	return s ? sp__jit_snap_ix(s) : NULL;
+}
 
 /* Flags of sp__jit_refresh(). */
 #define SP__JIT_SCAN 0x1u    /* look at modules added since the last scan */

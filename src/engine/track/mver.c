@@ -68,8 +68,7 @@ int sp__mver_get(struct sp__procs *procs, struct sp__process *proc,
 	return 0;
 }
 
-void sp__mver_put(const struct sp__mem *mem, struct sp__mver *v)
+void sp__mver_free(const struct sp__mem *mem, struct sp__mver *v)
 {
-	if (v && --v->refs == 0)
-		sp__mem_free(mem, v, v->bytes);
+	sp__mem_free(mem, v, v->bytes);
 }

@@ -48,7 +48,12 @@ static inline struct sp__mver *sp__mver_take(struct sp__mver *cur,
 	cur->refs++;
 	return cur;
 }
-/* Drops a reference (NULL is a no-op). */
-void sp__mver_put(const struct sp__mem *mem, struct sp__mver *v);
+void sp__mver_free(const struct sp__mem *mem, struct sp__mver *v);
+/* Drops a reference (NULL is a no-op); per sample, so inline. */
+static inline void sp__mver_put(const struct sp__mem *mem, struct sp__mver *v)
+{
+	if (v && --v->refs == 0)
+		sp__mver_free(mem, v);
+}
 
 #endif /* SP_ENGINE_MVER_H */
