@@ -25,6 +25,7 @@ void sp__behind_init(struct sp__pipeline *p)
 	atomic_init(&t->wstop, false);
 	atomic_init(&t->written_behind, 0);
 	atomic_init(&t->wake_at, UINT64_MAX);
+	atomic_init(&t->written_word, 0);
 }
 
 /*
@@ -79,7 +80,7 @@ static bool write_off_run(struct sp__pipeline *p, struct sp__threaded *t,
 	return true;
 }
 
-static void wake_sequencer(struct sp__threaded *t)
+static void wake_fd(struct sp__threaded *t)
 {
 	uint64_t one = 1;
 
@@ -87,13 +88,30 @@ static void wake_sequencer(struct sp__threaded *t)
 		return; /* full: the sequencer is awake anyway */
 }
 
-/* Whether the sequencer sleeps until what is written now was. */
-static bool written_out(struct sp__threaded *t)
+/*
+ * Wakes the sequencer if it sleeps until the head passes what it named
+ * (sp__behind_arm), or, @stopped, whatever it waits for: the way it
+ * asked, the eventfd of its epoll or the futex of a full window.
+ */
+static void wake_sequencer(struct sp__threaded *t, bool stopped)
 {
 	uint64_t at = atomic_load(&t->wake_at);
 
-	return at != UINT64_MAX && atomic_load(&t->pool.head) >= at &&
-	       atomic_compare_exchange_strong(&t->wake_at, &at, UINT64_MAX);
+	if (at == UINT64_MAX) {
+		if (stopped)
+			wake_fd(t); /* it did not arm: it is awake, or polls */
+		return;
+	}
+	if (!stopped && atomic_load(&t->pool.head) < at >> 1)
+		return;
+	if (!atomic_compare_exchange_strong(&t->wake_at, &at, UINT64_MAX))
+		return; /* someone else woke it */
+	if (at & 1) {
+		wake_fd(t);
+	} else {
+		atomic_fetch_add(&t->written_word, 1);
+		sp__pool_futex_wake(&t->pool, &t->written_word, 1);
+	}
 }
 
 /* Writes what is done at the head unless someone else does (any thread). */
@@ -123,8 +141,8 @@ static void behind_try(struct sp__pipeline *p)
 		for (i = 0; n && i < t->nreaders; i++)
 			sp__reader_poke(
 				&t->readers[i]); /* ring space is free */
-		if (!ok || (n && written_out(t)))
-			wake_sequencer(t);
+		if (!ok || n)
+			wake_sequencer(t, !ok);
 		if (!ok)
 			return;
 	}
@@ -144,25 +162,33 @@ void sp__behind_enable(struct sp__pipeline *p)
 	}
 }
 
-static bool arm_at(struct sp__threaded *t, uint64_t at)
+/* Names @at (@by_fd: the eventfd); whether not to sleep after all. */
+static bool arm_at(struct sp__threaded *t, uint64_t at, bool by_fd)
 {
 	if (atomic_load(&t->wstop))
 		return true;
-	atomic_store(&t->wake_at, at);
+	atomic_store(&t->wake_at, at << 1 | by_fd);
 	/* Popped before the store was seen: that writer did not wake us. */
 	return atomic_load(&t->pool.head) >= at || atomic_load(&t->wstop);
 }
 
 bool sp__behind_arm(struct sp__threaded *t)
 {
-	return arm_at(t, t->pool.tail);
+	return arm_at(t, t->pool.tail, true);
 }
 
-bool sp__behind_arm_batch(struct sp__threaded *t)
+void sp__behind_wait_batch(struct sp__threaded *t)
 {
 	uint64_t at = atomic_load(&t->pool.head) + SP__POOL_BATCH;
+	uint32_t seen = atomic_load(&t->written_word);
 
-	return arm_at(t, at < t->pool.tail ? at : t->pool.tail);
+	/*
+	 * A futex of its own: the readers' notes on the eventfd would wake
+	 * the sequencer for nothing (eight readers: most wake-ups).
+	 */
+	if (!arm_at(t, at < t->pool.tail ? at : t->pool.tail, false))
+		sp__pool_futex_wait(&t->pool, &t->written_word, seen);
+	sp__behind_disarm(t);
 }
 
 void sp__behind_disarm(struct sp__threaded *t)

@@ -392,9 +392,7 @@ int sp__threaded_job(struct sp__pipeline *p, struct sp__job **out)
 		if (p->ops->write_off && !seq_writes(t)) {
 			/* The workers write: sleep until a batch is out. */
 			sp__pool_publish(pool);
-			if (!sp__behind_arm_batch(t))
-				wait_wake(t, SP__READER_TICK_MS);
-			sp__behind_disarm(t);
+			sp__behind_wait_batch(t);
 			continue;
 		}
 		sp__behind_lock(t, true); /* then nobody else pops */

@@ -54,10 +54,12 @@ struct sp__threaded {
 	/* Jobs workers wrote (the lock holder's; statistics). */
 	_Atomic uint64_t written_behind;
 	/*
-	 * The sequencer sleeps until the head reaches this (the window's
-	 * end when it armed), UINT64_MAX: it does not wait for writes.
+	 * (position << 1 | by_fd): the sequencer sleeps until the head
+	 * reaches that position, on its eventfd (by_fd) or on
+	 * @written_word; UINT64_MAX: it does not wait for writes.
 	 */
 	_Atomic uint64_t wake_at;
+	_Atomic uint32_t written_word;
 	char pad2[SP__CACHE_LINE];
 	/* When the last step ended (clock time), UINT64_MAX during one. */
 	_Atomic uint64_t stepped;
@@ -95,8 +97,8 @@ void sp__behind_enable(struct sp__pipeline *p);
  * waits for the sequencer). sp__behind_disarm() once awake.
  */
 bool sp__behind_arm(struct sp__threaded *t);
-/* The same for the next SP__POOL_BATCH jobs (a full window). */
-bool sp__behind_arm_batch(struct sp__threaded *t);
+/* A full window: sleeps until the next SP__POOL_BATCH jobs are written. */
+void sp__behind_wait_batch(struct sp__threaded *t);
 void sp__behind_disarm(struct sp__threaded *t);
 /* The sequencer takes the lock: false when busy and not @wait. */
 bool sp__behind_lock(struct sp__threaded *t, bool wait);
