@@ -274,7 +274,12 @@ struct sp_recording_summary {
 	uint64_t throttle_events;
 };
 
-/** struct sp_poll_summary is what one poll did. */
+/**
+ * struct sp_poll_summary is what one poll did.
+ * @samples: samples written since the previous poll returned (in
+ *   threaded mode the unwinder threads also write between polls).
+ * @lost_events: records the kernel dropped, as read by this poll.
+ */
 struct sp_poll_summary {
 	uint64_t samples;
 	uint64_t lost_events;
