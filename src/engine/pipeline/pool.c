@@ -221,17 +221,6 @@ void sp__pool_fini(struct sp__pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void sp__pool_dispatch(struct sp__pool *p)
-{
-	/* At most SP__JOBS jobs are in flight, so entry @listed is free. */
-	p->work[p->listed & (SP__JOBS - 1)] = p->tail++;
-	p->listed++;
-	if (p->listed -
-		    atomic_load_explicit(&p->published, memory_order_relaxed) >=
-	    SP__POOL_BATCH)
-		sp__pool_publish(p);
-}
-
 void sp__pool_publish(struct sp__pool *p)
 {
 	uint64_t pub =

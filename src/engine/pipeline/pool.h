@@ -196,9 +196,20 @@ static inline bool sp__pool_full(const struct sp__pool *p)
  * Lists the reserved job for the workers; it is published with the next
  * sp__pool_publish() (or at once when SP__POOL_BATCH jobs wait).
  */
-void sp__pool_dispatch(struct sp__pool *p);
 /* Publishes every listed job, waking sleeping workers (one system call). */
 void sp__pool_publish(struct sp__pool *p);
+
+/* Per sample: inline. */
+static inline void sp__pool_dispatch(struct sp__pool *p)
+{
+	/* At most SP__JOBS jobs are in flight, so entry @listed is free. */
+	p->work[p->listed & (SP__JOBS - 1)] = p->tail++;
+	p->listed++;
+	if (p->listed -
+		    atomic_load_explicit(&p->published, memory_order_relaxed) >=
+	    SP__POOL_BATCH)
+		sp__pool_publish(p);
+}
 /*
  * Unwinds the reserved job on the calling thread and marks it done; no
  * worker ever sees it (its sample bytes may move once this returns).
