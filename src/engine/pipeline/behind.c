@@ -13,8 +13,6 @@
  * and every job a worker refuses (ops->write_off); until it has, the
  * workers leave the head alone (@wstop) and the sequencer is woken.
  */
-#include <unistd.h>
-
 #include "threaded.h"
 
 void sp__behind_init(struct sp__pipeline *p)
@@ -80,14 +78,6 @@ static bool write_off_run(struct sp__pipeline *p, struct sp__threaded *t,
 	return true;
 }
 
-static void wake_fd(struct sp__threaded *t)
-{
-	uint64_t one = 1;
-
-	if (write(t->wakefd, &one, sizeof(one)) < 0)
-		return; /* full: the sequencer is awake anyway */
-}
-
 /*
  * Wakes the sequencer if it sleeps until the head passes what it named
  * (sp__behind_arm), or, @stopped, whatever it waits for: the way it
@@ -99,7 +89,7 @@ static void wake_sequencer(struct sp__threaded *t, bool stopped)
 
 	if (at == UINT64_MAX) {
 		if (stopped)
-			wake_fd(t); /* it did not arm: it is awake, or polls */
+			sp__pool_wake_fd(&t->pool); /* it did not arm */
 		return;
 	}
 	if (!stopped && atomic_load(&t->pool.head) < at >> 1)
@@ -107,7 +97,7 @@ static void wake_sequencer(struct sp__threaded *t, bool stopped)
 	if (!atomic_compare_exchange_strong(&t->wake_at, &at, UINT64_MAX))
 		return; /* someone else woke it */
 	if (at & 1) {
-		wake_fd(t);
+		sp__pool_wake_fd(&t->pool);
 	} else {
 		atomic_fetch_add(&t->written_word, 1);
 		sp__pool_futex_wake(&t->pool, &t->written_word, 1);

@@ -25,6 +25,14 @@
 
 #define NO_WAIT UINT64_MAX
 
+void sp__pool_wake_fd(struct sp__pool *p)
+{
+	uint64_t one = 1;
+
+	if (write(p->wake_fd, &one, sizeof(one)) < 0)
+		return; /* full: the sequencer is awake anyway */
+}
+
 void sp__pool_futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
 			 uint32_t seen)
 {
@@ -109,13 +117,11 @@ static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim)
 	atomic_store(&job->done, 1);
 	w = atomic_load(&p->seq_wait);
 	if (w != NO_WAIT && w >> 1 == pos) {
-		uint64_t one = 1;
-
-		if (!(w & 1)) {
+		if (w & 1) {
+			sp__pool_wake_fd(p);
+		} else {
 			atomic_fetch_add(&p->done_word, 1);
 			sp__pool_futex_wake(p, &p->done_word, 1);
-		} else if (write(p->wake_fd, &one, sizeof(one)) < 0) {
-			/* full: the sequencer is awake anyway */
 		}
 	}
 	if (p->on_done)
@@ -255,13 +261,10 @@ struct sp__job *sp__pool_head(struct sp__pool *p, bool wait)
 	uint64_t target;
 	uint32_t seen;
 
-	if (atomic_load(&p->head) == p->tail)
-		return NULL;
-	job = &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)];
-	if (atomic_load(&job->done))
+	job = sp__pool_head_done(p);
+	if (job || !wait || atomic_load(&p->head) == p->tail)
 		return job;
-	if (!wait)
-		return NULL;
+	job = &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)];
 	sp__pool_publish(p);
 	while (!atomic_load(&job->done)) {
 		target = wait_target(p);

@@ -192,14 +192,15 @@ static inline bool sp__pool_full(const struct sp__pool *p)
 {
 	return p->tail - atomic_load(&p->head) == SP__JOBS;
 }
-/*
- * Lists the reserved job for the workers; it is published with the next
- * sp__pool_publish() (or at once when SP__POOL_BATCH jobs wait).
- */
+
 /* Publishes every listed job, waking sleeping workers (one system call). */
 void sp__pool_publish(struct sp__pool *p);
 
-/* Per sample: inline. */
+/*
+ * Lists the reserved job for the workers; it is published with the next
+ * sp__pool_publish() (or at once when SP__POOL_BATCH jobs wait). Per
+ * sample: inline.
+ */
 static inline void sp__pool_dispatch(struct sp__pool *p)
 {
 	/* At most SP__JOBS jobs are in flight, so entry @listed is free. */
@@ -222,11 +223,17 @@ void sp__pool_dispatch_done(struct sp__pool *p);
  * it. A popped slot is never done: a done slot at the head is the head's
  * job.
  */
+static inline bool sp__pool_head_ready(const struct sp__pool *p)
+{
+	return atomic_load(
+		&p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)].done);
+}
+
 static inline struct sp__job *sp__pool_head_done(struct sp__pool *p)
 {
-	struct sp__job *job = &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)];
-
-	return atomic_load(&job->done) ? job : NULL;
+	return sp__pool_head_ready(p) ?
+		       &p->jobs[atomic_load(&p->head) & (SP__JOBS - 1)] :
+		       NULL;
 }
 
 /*
@@ -246,6 +253,8 @@ void sp__pool_pop(struct sp__pool *p);
  */
 bool sp__pool_arm(struct sp__pool *p);
 void sp__pool_disarm(struct sp__pool *p);
+/* Writes @wake_fd, the sequencer's eventfd (full: it is awake anyway). */
+void sp__pool_wake_fd(struct sp__pool *p);
 /* Sleeps while *@word is @seen / wakes @n sleepers (counted). */
 void sp__pool_futex_wait(struct sp__pool *p, _Atomic uint32_t *word,
 			 uint32_t seen);

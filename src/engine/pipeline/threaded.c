@@ -433,11 +433,7 @@ int sp__threaded_submit(struct sp__pipeline *p, struct sp__job *job)
 
 bool sp__threaded_head_done(const struct sp__pipeline *p)
 {
-	const struct sp__pool *pool = &p->threads->pool;
-	uint64_t head = atomic_load(&pool->head);
-
-	return head != pool->tail &&
-	       atomic_load(&pool->jobs[head & (SP__JOBS - 1)].done);
+	return sp__pool_head_ready(&p->threads->pool);
 }
 
 bool sp__threaded_ready(const struct sp__pipeline *p)

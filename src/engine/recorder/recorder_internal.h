@@ -138,7 +138,8 @@ int sp__recorder_sample_write(void *ctx, struct sp__job *job);
 /*
  * ops->write_off (CPU mode only): a worker writes @job, touching only
  * the writer and @wsum; 1 for a job the sequencer must write (a JIT
- * retry, a copied sample, one the writer rejects: it logs).
+ * retry, a copied sample, one the writer rejects, which it logs, or a
+ * write error, which it returns).
  */
 int sp__recorder_sample_write_off(void *ctx, struct sp__job *job);
 void sp__recorder_sample_discard(void *ctx, struct sp__job *job);
