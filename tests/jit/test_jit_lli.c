@@ -9,11 +9,15 @@
  * to the running lli (as spulse record -p does), so the object is read
  * whatever the recorder's start-up costs (building libLLVM's unwind
  * table takes seconds on a loaded machine; test_jit_gdb covers objects
- * registered after a launch). Checks: at least 95% of the samples in
+ * registered after a launch). Checks: at least 99% of the samples in
  * leaf have leaf <- middle <- main (JIT code, named) and reach lli's own
  * main (module lli) and _start; the recorder read the object and kept
  * its three function names in its sidecar file, which names them by
- * itself (read here with the library's jitdump reader). Skips when
+ * itself (read here with the library's jitdump reader). The first
+ * samples count too: they stop in JIT code not read yet, and must not be
+ * written before the image with the GDB JIT descriptor (libLLVM, lli's
+ * tenth) was found, however far the routine scans got (8 images a poll:
+ * before, 1-13% of a second's samples were cut at leaf). Skips when
  * lli-14 is not installed.
  */
 #include <dirent.h>
@@ -103,7 +107,7 @@ int main(void)
 	fprintf(stderr, "samples in leaf %zu, chain to lli's main %zu\n", leaf,
 		chain);
 	CHECK(leaf >= 100);
-	CHECK(chain * 100 >= leaf * 95);
+	CHECK(chain * 100 >= leaf * 99);
 	CHECK(run.js.gdb_processes == 1 && run.js.gdb_objects >= 1);
 	CHECK(run.js.names >= 3 && run.js.names_lost == 0);
 	CHECK_EQ(run.js.regenerations, 0);

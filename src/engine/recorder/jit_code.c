@@ -123,7 +123,8 @@ int sp__jit_retry_marked(struct sp_recorder *rec, struct sp__job *job,
 		/* A JIT source mapped since the last routine check, first. */
 		err = rec->policy->jit_refresh(
 			rec, p, now,
-			SP__JIT_SCAN | (writing ? SP__JIT_WRITING : 0));
+			SP__JIT_SCAN | SP__JIT_URGENT |
+				(writing ? SP__JIT_WRITING : 0));
 		if (err)
 			return err;
 	}
@@ -159,6 +160,7 @@ int sp__jit_poll(struct sp_recorder *rec)
 		return 0;
 	jit->last_poll_ns = now;
 	jit->scan_budget = SP__JIT_SCAN_BUDGET;
+	jit->urgent_budget = SP__JIT_URGENT_BUDGET;
 	for (i = 0; i < rec->procs.list.len && !err; i++) {
 		struct sp__process *p =
 			*(struct sp__process **)sp__vec_at(&rec->procs.list, i);

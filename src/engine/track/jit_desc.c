@@ -23,7 +23,9 @@
  * (DESC_CACHE_MAX images, then modules are looked at without caching),
  * and at most SP__JIT_SCAN_BUDGET images are opened per poll over every
  * process (sp__jit_poll refills it), so a machine of processes mapping
- * hundreds of libraries does not stall one poll.
+ * hundreds of libraries does not stall one poll. A scan for an unwind
+ * that stopped in what may be JIT code has a budget of its own,
+ * SP__JIT_URGENT_BUDGET per poll: the sample is written right after.
  */
 
 #define DESC_SYMBOL "__jit_debug_descriptor"
@@ -193,7 +195,7 @@ bool sp__jit_modules_unseen(const struct sp__jit *jit,
 {
 	size_t i;
 
-	if (jit->scan_budget == 0)
+	if (jit->urgent_budget == 0)
 		return false;
 	for (i = 0; i < p->modules.len; i++)
 		if (((const struct sp__module *)sp__vec_at(&p->modules, i))
@@ -203,10 +205,10 @@ bool sp__jit_modules_unseen(const struct sp__jit *jit,
 }
 
 int sp__jit_scan_modules(struct sp__procs *procs, struct sp__process *p,
-			 struct sp__jit_proc *jp)
+			 struct sp__jit_proc *jp, bool urgent)
 {
 	struct sp__jit *jit = procs->jit;
-	unsigned *budget = &jit->scan_budget;
+	unsigned *budget = urgent ? &jit->urgent_budget : &jit->scan_budget;
 	uint32_t next = jp->next_module;
 	size_t i;
 

@@ -55,6 +55,7 @@ int sp__jit_new(const struct sp__mem *mem, const struct sp_logger *logger,
 	jit->logger = logger;
 	jit->page_size = page > 0 ? (uint64_t)page : 4096;
 	jit->scan_budget = SP__JIT_SCAN_BUDGET;
+	jit->urgent_budget = SP__JIT_URGENT_BUDGET;
 	jit->st.size = sizeof(jit->st);
 	sp__vec_init(&jit->cache, sizeof(struct sp__jit_table *));
 	sp__vec_init(&jit->cache_keys, 2 * sizeof(uint64_t));
@@ -514,7 +515,8 @@ int sp__jit_refresh(struct sp__procs *procs, struct sp__process *p,
 	int err = 0;
 
 	if (flags & SP__JIT_SCAN)
-		err = sp__jit_scan_modules(procs, p, jp);
+		err = sp__jit_scan_modules(procs, p, jp,
+					   (flags & SP__JIT_URGENT) != 0);
 	if (err)
 		return err;
 	jp->last_refresh_ns = now;

@@ -63,6 +63,7 @@
 #define SP__JIT_TABLE_CACHE 4096	/* distinct jitdump unwind infos */
 #define SP__JIT_READ_BUDGET (16u << 20) /* jitdump bytes per poll */
 #define SP__JIT_SCAN_BUDGET 8		/* images opened per poll */
+#define SP__JIT_URGENT_BUDGET 64	/* the same, for stopped unwinds */
 
 struct sp__procs;
 struct sp__process;
@@ -181,6 +182,7 @@ struct sp__jit {
 	struct sp__vec descs;	   /* struct sp__jit_desc_cache (jit_desc.c) */
 	uint64_t last_poll_ns;
 	unsigned scan_budget; /* images jit_desc.c may open until the next poll */
+	unsigned urgent_budget; /* the same, for SP__JIT_URGENT scans */
 	struct sp_jit_stats st;
 };
 
@@ -267,6 +269,15 @@ sp__jit_snap_index(const struct sp__jit_snap *s)
 #define SP__JIT_SCAN 0x1u    /* look at modules added since the last scan */
 #define SP__JIT_WRITING 0x2u /* jobs are being written: no module changes */
 /*
+ * With SP__JIT_SCAN: an unwind stopped in memory that may be JIT code,
+ * and the sample is written next. The scan takes the urgent budget
+ * (SP__JIT_URGENT_BUDGET images per poll, over every process), so that
+ * a process just attached is not unwound without its GDB JIT objects
+ * for the polls that routine scans (8 images each) take to reach the
+ * image with the descriptor (libLLVM is lli's tenth).
+ */
+#define SP__JIT_URGENT 0x4u
+/*
  * Reads what is new for @jp at @now: with SP__JIT_SCAN first the JIT
  * sources among @p's new modules, then jitdump records and the GDB JIT
  * list; unless SP__JIT_WRITING, maps the new objects' modules. Reads the
@@ -311,14 +322,18 @@ bool sp__jit_suspect(const struct sp__process *p, const struct sp__jit_proc *jp,
 
 /* ---- jit_desc.c, jit_dump.c, jit_gdb.c, jit_sidecar.c ---- */
 
-/* Looks at @p's modules added since the last call for JIT sources. */
+/*
+ * Looks at @p's modules added since the last call for JIT sources, as
+ * far as the scan budget goes (@urgent: the urgent one).
+ */
 int sp__jit_scan_modules(struct sp__procs *procs, struct sp__process *p,
-			 struct sp__jit_proc *jp);
+			 struct sp__jit_proc *jp, bool urgent);
 /*
  * Whether @p has a module sp__jit_scan_modules() has not looked at and
- * could look at now (scan budget left): a JIT source mapped since the
+ * could look at now (urgent budget left): a JIT source mapped since the
  * last check, such as the jitdump marker of a process whose first
- * samples arrive in the same batch as the marker's mmap record.
+ * samples arrive in the same batch as the marker's mmap record, or an
+ * image not reached yet by the routine scans of a process just attached.
  */
 bool sp__jit_modules_unseen(const struct sp__jit *jit,
 			    const struct sp__process *p,
