@@ -149,6 +149,9 @@ struct result {
 	double wakes; /* eventfd writes and epoll/poll waits */
 	double vcsw;  /* context switches, every thread */
 	double ivcsw;
+	double flt_serial; /* minor page faults by role (serial: with feeding) */
+	double flt_readers;
+	double flt_workers;
 	double load1; /* load average when the replay started */
 	uint64_t samples;
 	uint64_t stalls; /* sp_pipeline_stats: reader stalls, records copied */
@@ -206,6 +209,9 @@ static void measured(struct result *res, const struct task_stats *d,
 	res->other = d->cpu_ns[TASK_OTHER] / 1e9;
 	res->futex = (double)sc->futex;
 	res->wakes = (double)sc->eventfd;
+	res->flt_serial = (double)d->minflt[TASK_MAIN];
+	res->flt_readers = (double)d->minflt[TASK_READER];
+	res->flt_workers = (double)d->minflt[TASK_WORKER];
 	res->vcsw = 0;
 	res->ivcsw = 0;
 	for (int i = 0; i < TASK_ROLES; i++) {
@@ -318,6 +324,9 @@ static void report(uint32_t threads, uint32_t rings, const struct result *r,
 	json_num(&j, "wake_calls_per_sample", r->wakes / n);
 	json_num(&j, "vcsw_per_sample", r->vcsw / n);
 	json_num(&j, "ivcsw_per_sample", r->ivcsw / n);
+	json_num(&j, "faults_serial_per_sample", r->flt_serial / n);
+	json_num(&j, "faults_readers_per_sample", r->flt_readers / n);
+	json_num(&j, "faults_workers_per_sample", r->flt_workers / n);
 	json_num(&j, "feed_cpu_s_excluded", r->feed);
 	json_num(&j, "load1", r->load1);
 	json_num(&j, "median_speedup_vs_inline", inline_med->wall / med->wall);

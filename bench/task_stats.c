@@ -8,7 +8,8 @@
  * unlike schedstat it includes the slice the thread is running right
  * now, which under load is milliseconds. A thread that exits between the
  * listing and the reads is skipped; the benchmark reads while the
- * recorder's threads are alive.
+ * recorder's threads are alive. Minor page faults are field 10 of
+ * stat (after the parenthesised comm, which may hold spaces).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -79,6 +80,24 @@ static void read_switches(const char *tid, uint64_t *v, uint64_t *iv)
 	fclose(f);
 }
 
+static uint64_t read_minflt(const char *tid)
+{
+	char line[1024];
+	const char *p;
+	int field;
+
+	if (!read_line(tid, "stat", line, sizeof(line)))
+		return 0;
+	p = strrchr(line, ')');
+	if (!p)
+		return 0;
+	/* ") S ppid pgrp session tty tpgid flags minflt": field 3 is S */
+	for (field = 2; field < 10 && *p; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
 void task_stats_read(struct task_stats *st)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -98,6 +117,7 @@ void task_stats_read(struct task_stats *st)
 		r = role_of(e->d_name, comm);
 		st->cpu_ns[r] += thread_cpu_ns(strtol(e->d_name, NULL, 10));
 		read_switches(e->d_name, &st->vcsw[r], &st->ivcsw[r]);
+		st->minflt[r] += read_minflt(e->d_name);
 	}
 	closedir(d);
 }
@@ -111,6 +131,7 @@ void task_stats_diff(const struct task_stats *after,
 		d->cpu_ns[i] = after->cpu_ns[i] - before->cpu_ns[i];
 		d->vcsw[i] = after->vcsw[i] - before->vcsw[i];
 		d->ivcsw[i] = after->ivcsw[i] - before->ivcsw[i];
+		d->minflt[i] = after->minflt[i] - before->minflt[i];
 	}
 }
 

@@ -11,7 +11,8 @@
  * "sp-unwind"; the calling thread is the sequencer (the serial stage);
  * every other thread is "other". CPU time is each thread's CPU-time
  * clock (ns), switches are the voluntary and involuntary context
- * switches of /proc/self/task/TID/status.
+ * switches of /proc/self/task/TID/status, faults the minor page faults
+ * of /proc/self/task/TID/stat.
  */
 enum task_role {
 	TASK_MAIN,
@@ -25,6 +26,7 @@ struct task_stats {
 	uint64_t cpu_ns[TASK_ROLES];
 	uint64_t vcsw[TASK_ROLES];
 	uint64_t ivcsw[TASK_ROLES];
+	uint64_t minflt[TASK_ROLES];
 };
 
 /* Sums every live thread of this process into @st (zeroed first). */
