@@ -91,7 +91,7 @@ static uint64_t read_minflt(const char *tid)
 	p = strrchr(line, ')');
 	if (!p)
 		return 0;
-	/* ") S ppid pgrp session tty tpgid flags minflt": field 3 is S */
+	/* past the 8 spaces of ") S ppid pgrp session tty tpgid flags " */
 	for (field = 2; field < 10 && *p; p++)
 		if (*p == ' ')
 			field++;
