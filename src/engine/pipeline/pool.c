@@ -106,26 +106,57 @@ void sp__job_unwind(struct sp_unwinder *unwinder, struct sp__walk_memo *memo,
 		sp__stack_hash(job->frames, job->n, job->hash);
 }
 
-static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim)
+/*
+ * Unwinds the @n jobs claimed from @claim on, then looks once whether
+ * the sequencer waits for one of them: done is stored with release
+ * semantics, job by job, and a single fence per claim orders them all
+ * before the look at @seq_wait (it pairs with the sequencer's store of
+ * @seq_wait and its look at done), not one fence per job: the fence
+ * waits for the job's lines to leave this CPU, which costs a
+ * cross-core round trip on every job when it comes after each.
+ */
+static void run(struct sp__pool *p, struct sp__walk_memo *memo, uint64_t claim,
+		uint64_t n)
 {
-	uint64_t pos = p->work[claim & (SP__JOBS - 1)];
-	struct sp__job *job = &p->jobs[pos & (SP__JOBS - 1)];
+	uint64_t pos[SP__POOL_CLAIM], i, w;
 
-	uint64_t w;
+	/* Read before a job is done: then its entry can be listed again. */
+	for (i = 0; i < n; i++)
+		pos[i] = p->work[(claim + i) & (SP__JOBS - 1)];
+	for (i = 0; i < n; i++) {
+		struct sp__job *job = &p->jobs[pos[i] & (SP__JOBS - 1)];
 
-	sp__job_unwind(p->unwinder, memo, job);
-	atomic_store(&job->done, 1);
+		sp__job_unwind(p->unwinder, memo, job);
+		atomic_store_explicit(&job->done, 1, memory_order_release);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
 	w = atomic_load(&p->seq_wait);
-	if (w != NO_WAIT && w >> 1 == pos) {
+	for (i = 0; w != NO_WAIT && i < n; i++) {
+		if (w >> 1 != pos[i])
+			continue;
 		if (w & 1) {
 			sp__pool_wake_fd(p);
 		} else {
 			atomic_fetch_add(&p->done_word, 1);
 			sp__pool_futex_wake(p, &p->done_word, 1);
 		}
+		break;
 	}
 	if (p->on_done)
 		p->on_done(p->on_done_ctx);
+}
+
+/*
+ * How many of the @avail published jobs a worker claims at once: its
+ * share of them, at most SP__POOL_CLAIM, so that one claim (a write to
+ * a line every worker writes) serves several jobs and the workers still
+ * split a batch between them.
+ */
+static uint64_t claim_size(const struct sp__pool *p, uint64_t avail)
+{
+	uint64_t share = (avail + p->nthreads - 1) / p->nthreads;
+
+	return share < SP__POOL_CLAIM ? share : SP__POOL_CLAIM;
 }
 
 static void *worker_main(void *arg)
@@ -137,11 +168,13 @@ static void *worker_main(void *arg)
 	for (;;) {
 		uint32_t seen = atomic_load(&p->pub_word);
 		uint64_t c = atomic_load(&p->claimed);
+		uint64_t pub = atomic_load(&p->published), n;
 
-		if (c < atomic_load(&p->published)) {
+		if (c < pub) {
+			n = claim_size(p, pub - c);
 			if (atomic_compare_exchange_weak(&p->claimed, &c,
-							 c + 1))
-				run(p, memo, c);
+							 c + n))
+				run(p, memo, c, n);
 			continue;
 		}
 		if (atomic_load(&p->stop))

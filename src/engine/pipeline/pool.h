@@ -23,6 +23,8 @@
 #define SP__POOL_BATCH 64u
 /* Jobs each woken worker is woken for (more jobs wake more workers). */
 #define SP__POOL_PER_WORKER 32u
+/* Jobs a worker claims at once at most (pool.c: claim_size). */
+#define SP__POOL_CLAIM 8u
 
 struct sp__jit_index;
 struct sp__jit_snap;
