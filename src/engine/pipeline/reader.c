@@ -424,8 +424,15 @@ long long sp__reader_add_ring(struct sp__reader *r, const struct sp__ring *ring,
 
 	if (n == r->rings_cap)
 		return -ENOSPC;
+	/*
+	 * Not cleared: the reader writes a hold before anyone reads it, so
+	 * the pages are first touched there, when it drains the ring, not
+	 * by the sequencer adopting it (four page faults a ring: 0.03 per
+	 * sample, 0.15 us of the serial stage's, in a short replay over 64
+	 * rings).
+	 */
 	r->rings[n].holds =
-		sp__mem_calloc(r->mem, SP__RHOLDS, sizeof(*r->rings[n].holds));
+		sp__mem_alloc(r->mem, SP__RHOLDS * sizeof(*r->rings[n].holds));
 	if (!r->rings[n].holds)
 		return -ENOMEM;
 	r->rings[n].hold_head = r->rings[n].hold_tail = 0;
