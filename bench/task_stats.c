@@ -122,16 +122,26 @@ void task_stats_read(struct task_stats *st)
 	closedir(d);
 }
 
+/*
+ * A thread that ended between the two reads takes its counts with it,
+ * and a role's sum can then shrink: 0 then, not a wrapped difference
+ * (seen once: 2.9e15 switches per sample).
+ */
+static uint64_t sub(uint64_t after, uint64_t before)
+{
+	return after > before ? after - before : 0;
+}
+
 void task_stats_diff(const struct task_stats *after,
 		     const struct task_stats *before, struct task_stats *d)
 {
 	int i;
 
 	for (i = 0; i < TASK_ROLES; i++) {
-		d->cpu_ns[i] = after->cpu_ns[i] - before->cpu_ns[i];
-		d->vcsw[i] = after->vcsw[i] - before->vcsw[i];
-		d->ivcsw[i] = after->ivcsw[i] - before->ivcsw[i];
-		d->minflt[i] = after->minflt[i] - before->minflt[i];
+		d->cpu_ns[i] = sub(after->cpu_ns[i], before->cpu_ns[i]);
+		d->vcsw[i] = sub(after->vcsw[i], before->vcsw[i]);
+		d->ivcsw[i] = sub(after->ivcsw[i], before->ivcsw[i]);
+		d->minflt[i] = sub(after->minflt[i], before->minflt[i]);
 	}
 }
 

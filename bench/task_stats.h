@@ -31,7 +31,7 @@ struct task_stats {
 
 /* Sums every live thread of this process into @st (zeroed first). */
 void task_stats_read(struct task_stats *st);
-/* @after - @before, role by role, into @d. */
+/* @after - @before, role by role, into @d (0 where a role lost a thread). */
 void task_stats_diff(const struct task_stats *after,
 		     const struct task_stats *before, struct task_stats *d);
 /* The 1-minute load average (/proc/loadavg), -1 when unreadable. */
