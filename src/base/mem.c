@@ -23,16 +23,22 @@ void *sp__mem_alloc(const struct sp__mem *mem, size_t size)
 	return mem->hook.alloc(mem->hook.ctx, size, 16);
 }
 
-void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size)
+void *sp__mem_calloc_aligned(const struct sp__mem *mem, size_t n, size_t size,
+			     size_t align)
 {
 	void *p;
 
-	if (n != 0 && size > SIZE_MAX / n)
+	if ((n != 0 && size > SIZE_MAX / n) || n * size == 0)
 		return NULL;
-	p = sp__mem_alloc(mem, n * size);
+	p = mem->hook.alloc(mem->hook.ctx, n * size, align < 16 ? 16 : align);
 	if (p)
 		memset(p, 0, n * size);
 	return p;
+}
+
+void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size)
+{
+	return sp__mem_calloc_aligned(mem, n, size, 16);
 }
 
 char *sp__mem_strndup(const struct sp__mem *mem, const char *s, size_t len)

@@ -28,6 +28,13 @@ void *sp__mem_alloc(const struct sp__mem *mem, size_t size);
 /* Returns zeroed memory, or NULL on overflow of @n * @size or exhaustion. */
 void *sp__mem_calloc(const struct sp__mem *mem, size_t n, size_t size);
 
+/*
+ * Zeroed memory aligned to @align (a power of two, at most 64: struct
+ * sp_allocator), or NULL; freed with sp__mem_free like any other block.
+ */
+void *sp__mem_calloc_aligned(const struct sp__mem *mem, size_t n, size_t size,
+			     size_t align);
+
 /* Frees a block of @size bytes; NULL is a no-op. */
 void sp__mem_free(const struct sp__mem *mem, void *ptr, size_t size);
 

@@ -2,6 +2,7 @@
 /* Unit test of sp__vec, sp__arena and the sp__mem helpers under them. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "arena.h"
 #include "check.h"
@@ -217,6 +218,57 @@ static void test_mem_helpers(struct test_alloc *ta, const struct sp__mem *mem)
 	CHECK_EQ(ta->live_blocks, 0);
 }
 
+/* An allocator that remembers the alignment it was asked for. */
+static void *align_alloc(void *ctx, size_t size, size_t align)
+{
+	void *p = NULL;
+
+	*(size_t *)ctx = align;
+	return posix_memalign(&p, align, size) ? NULL : p;
+}
+
+static void align_free(void *ctx, void *ptr, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	free(ptr);
+}
+
+/* sp__mem_calloc_aligned asks the hook for the alignment (16 at least). */
+static void test_mem_aligned(const struct sp__mem *def)
+{
+	struct sp_allocator hook = { align_alloc, align_free, NULL };
+	struct sp__mem mem;
+	size_t asked = 0, i;
+	unsigned char *p;
+
+	hook.ctx = &asked;
+	sp__mem_init(&mem, &hook);
+	p = sp__mem_calloc_aligned(&mem, 3, 100, 64);
+	CHECK_PTR(p);
+	CHECK_EQ(asked, 64);
+	CHECK_EQ((uintptr_t)p % 64, 0);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(p[i], 0);
+	sp__mem_free(&mem, p, 300);
+	p = sp__mem_calloc_aligned(&mem, 1, 8, 8);
+	CHECK_PTR(p);
+	CHECK_EQ(asked, 16); /* never less than sp__mem_alloc's */
+	sp__mem_free(&mem, p, 8);
+	asked = 0;
+	CHECK(sp__mem_calloc_aligned(&mem, SIZE_MAX / 2, 3, 64) == NULL);
+	CHECK(sp__mem_calloc_aligned(&mem, 0, 64, 64) == NULL);
+	CHECK_EQ(asked, 0); /* refused before the hook */
+	/* The library's default allocator aligns too. */
+	for (i = 0; i < 8; i++) {
+		p = sp__mem_calloc_aligned(def, i + 1, 384, 64);
+		CHECK_PTR(p);
+		CHECK_EQ((uintptr_t)p % 64, 0);
+		CHECK_EQ(p[(i + 1) * 384 - 1], 0);
+		sp__mem_free(def, p, (i + 1) * 384);
+	}
+}
+
 int main(void)
 {
 	struct test_alloc ta;
@@ -236,6 +288,7 @@ int main(void)
 
 	/* NULL selects the library default, which must work as well. */
 	sp__mem_init(&def, NULL);
+	test_mem_aligned(&def);
 	sp__vec_init(&vec, sizeof(x));
 	CHECK_OK(sp__vec_push(&vec, &def, &x));
 	CHECK_EQ(*(int *)sp__vec_at(&vec, 0), 5);

@@ -36,7 +36,8 @@ int sp__pipeline_new(const struct sp__pipeline_cfg *cfg,
 	p->clock = &sp__clock_monotonic;
 	sp__merge_init(&p->merge, p->mem);
 	p->scratch = sp__mem_alloc(p->mem, SP__RING_RECORD_MAX);
-	p->job = sp__mem_calloc(p->mem, 1, sizeof(*p->job));
+	p->job = sp__mem_calloc_aligned(p->mem, 1, sizeof(*p->job),
+					_Alignof(struct sp__job));
 	if (p->job) {
 		p->job->cap = p->job_frames;
 		p->job->frames = sp__mem_calloc(p->mem, p->job_frames,

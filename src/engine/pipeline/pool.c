@@ -201,7 +201,8 @@ int sp__pool_init(struct sp__pool *p, const struct sp__mem *mem,
 	p->unwinder = unwinder;
 	p->nthreads = nthreads;
 	p->job_frames = job_frames;
-	p->jobs = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->jobs));
+	p->jobs = sp__mem_calloc_aligned(mem, SP__JOBS, sizeof(*p->jobs),
+					 _Alignof(struct sp__job));
 	p->frames =
 		sp__mem_calloc(mem, SP__JOBS * job_frames, sizeof(*p->frames));
 	p->work = sp__mem_calloc(mem, SP__JOBS, sizeof(*p->work));

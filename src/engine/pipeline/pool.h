@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <stackpulse/unwind.h>
@@ -41,40 +42,56 @@ struct sp__walk_memo;
  * inline mode. Inline mode uses one job synchronously.
  */
 struct sp__job {
-	_Atomic uint32_t done;
-	bool unwind;		     /* user frames wanted */
-	uint32_t nk;		     /* kernel frames at the front of @frames */
-	uint32_t n;		     /* all frames once unwound */
-	const struct sp__qsample *s; /* valid until the job is unwound */
-	uint64_t time;		     /* what the write needs from @s */
+	/*
+	 * Two lines the sequencer writes and the worker and the writer
+	 * only read (@frames and @cap are set once, by sp__pool_init).
+	 */
+	_Alignas(SP__CACHE_LINE) const struct sp__qsample *s; /* valid until
+								 unwound */
+	uint64_t time; /* what the write needs from @s */
 	uint64_t ip;
-	int32_t pid;
-	int32_t tid;
-	bool kernel_mode;
-	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
-	bool detached; /* @s is not the record being applied (no ring data) */
-	void *block;   /* reader block holding @s (threaded mode) */
-	struct sp__mver *ver;
-	/* JIT code (track/jit_track.h): the owner's reference, its index. */
-	struct sp__jit_snap *jit;
-	const struct sp__jit_index *jit_index; /* NULL: none */
 	const struct sp_mapping *maps;
 	size_t nmaps;
 	uint64_t maps_gen; /* @maps' generation (process.h), 0: unknown */
-	struct sp_unwind_stats *stats; /* where the unwinder counts */
-	/* Set by the unwind: an error or fallback counter of @stats is set. */
-	bool stats_rare;
-	struct sp_unwind_stats own; /* @stats in threaded mode */
-	struct sp_frame *frames;    /* @cap entries (sp__job_frames) */
+	/* JIT code (track/jit_track.h): the owner's reference, its index. */
+	const struct sp__jit_index *jit_index; /* NULL: none */
+	struct sp_frame *frames; /* @cap entries (sp__job_frames) */
 	size_t cap;
+	struct sp_unwind_stats *stats; /* where the unwinder counts */
+	void *block; /* reader block holding @s (threaded mode) */
+	struct sp__mver *ver;
+	struct sp__jit_snap *jit;
+	int32_t pid;
+	int32_t tid;
+	uint32_t nk;  /* kernel frames at the front of @frames */
+	uint32_t tag; /* the owner's kind of job; the pipeline never reads it */
+	bool unwind;  /* user frames wanted */
+	bool kernel_mode;
+	bool detached; /* @s is not the record being applied (no ring data) */
+	/*
+	 * The line the unwinding worker writes (@done, the results, the
+	 * counters every unwind sets), apart from the sequencer's, so that
+	 * a hand-off moves each line one way only; the error and fallback
+	 * counters after it are written by rare unwinds only.
+	 */
+	_Alignas(SP__CACHE_LINE) _Atomic uint32_t done;
+	uint32_t n; /* all frames once unwound */
 	/*
 	 * sp__stack_hash() of frames [0, @hashed), computed by whoever
 	 * unwound the job (a worker), so that the writer need not walk the
 	 * frames again; @hashed 0: none.
 	 */
 	uint32_t hashed;
+	/* Set by the unwind: an error or fallback counter of @stats is set. */
+	bool stats_rare;
 	uint64_t hash[2];
+	struct sp_unwind_stats own; /* @stats */
 };
+_Static_assert(offsetof(struct sp__job, done) == 2 * SP__CACHE_LINE &&
+		       offsetof(struct sp__job, own.truncated) +
+				       sizeof(uint64_t) <=
+			       3 * SP__CACHE_LINE,
+	       "a job's sequencer fields fill two lines, the worker's one");
 
 /*
  * Entries of a job's frame array: the kernel callchain, then up to
@@ -181,8 +198,11 @@ static inline struct sp__job *sp__pool_reserve(struct sp__pool *p)
 {
 	struct sp__job *job = sp__pool_next(p);
 
-	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
-	/* @own is zero: calloc'd, and cleared when its last job was written. */
+	/*
+	 * @done is 0 and @own zero: calloc'd, and cleared when the slot's
+	 * last job was written and popped (sp__pool_pop, before the head
+	 * moved past it), so the worker's line is not written here.
+	 */
 	job->stats = &job->own;
 	job->block = NULL;
 	job->ver = NULL;
