@@ -441,6 +441,14 @@ bool sp__threaded_ready(const struct sp__pipeline *p)
 	const struct sp__threaded *t = p->threads;
 	unsigned i;
 
+	/*
+	 * A ring no reader drains yet (an attach, a new CPU): the step
+	 * hands it over. Waiting first left a new recording's rings
+	 * undrained for the whole poll timeout (at 10 kHz and a 100 ms
+	 * poll the kernel dropped about 1,000 samples of the first ones).
+	 */
+	if (t->rings_given < sp__rings_count(p->rings))
+		return true;
 	/* Workers write what is done, unless one left it to the sequencer. */
 	if (sp__threaded_head_done(p) &&
 	    (!p->ops->write_off || atomic_load(&t->wstop)))
