@@ -46,8 +46,8 @@ struct sp__job {
 	 * Two lines the sequencer writes and the worker and the writer
 	 * only read (@frames and @cap are set once, by sp__pool_init).
 	 */
-	_Alignas(SP__CACHE_LINE) const struct sp__qsample *s; /* valid until
-								 unwound */
+	/* The sample, valid until the job is unwound. */
+	_Alignas(SP__CACHE_LINE) const struct sp__qsample *s;
 	uint64_t time; /* what the write needs from @s */
 	uint64_t ip;
 	const struct sp_mapping *maps;
