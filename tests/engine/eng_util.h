@@ -39,6 +39,21 @@ static inline pid_t eng_spawn_busy(void)
 	return pid;
 }
 
+/* A child that only sleeps, for @secs seconds (sleep(1)'s argument). */
+static inline pid_t eng_spawn_sleeper(const char *secs)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sleep", "sleep", secs, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	usleep(50000); /* let it exec */
+	return pid;
+}
+
 /* Runs a tests/workloads program for @secs seconds (its argv[1]). */
 static inline pid_t eng_spawn_workload(const char *path, const char *secs)
 {
@@ -60,6 +75,28 @@ static inline void eng_kill_reap(pid_t pid)
 
 /* The engine tests' name of the shared skip rule (tests/perf_skip.h). */
 #define eng_skip_if_refused skip_if_refused
+
+/*
+ * A recorder writing /tmp/sp-@name-PID.spool (its path into @path),
+ * attached to the running @pid; skips (and kills @pid) when the kernel
+ * refuses perf_event_open.
+ */
+static inline struct sp_recorder *
+eng_open_attached(const char *name, const struct sp_recorder_opts *o, pid_t pid,
+		  char *path, size_t cap)
+{
+	struct sp_recorder *rec;
+	int r;
+
+	snprintf(path, cap, "/tmp/sp-%s-%d.spool", name, (int)getpid());
+	CHECK_OK(sp_recorder_open(path, o, &rec));
+	r = sp_recorder_attach(rec, pid, SP_ATTACH_RUNNING);
+	if (r < 0)
+		eng_kill_reap(pid);
+	eng_skip_if_refused(r);
+	CHECK_EQ_INT(r, SP_ATTACHED);
+	return rec;
+}
 
 static inline int eng_fd_count(void)
 {

@@ -48,39 +48,18 @@ static double now_s(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static pid_t spawn_sleeper(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/bin/sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
-	CHECK(pid > 0);
-	usleep(50000); /* let it exec */
-	return pid;
-}
-
 int main(void)
 {
 	struct sp_recorder_opts o = { .size = sizeof(o) };
 	struct sp_pipeline_stats st = { .size = sizeof(st) };
 	struct sp_recorder *rec;
-	pid_t pid = spawn_sleeper();
+	pid_t pid = eng_spawn_sleeper("30");
 	double c0, w0, cpu, wall;
 	char path[64];
-	int r;
 
 	o.sample_hz = 10000;
 	o.threads = 4;
-	snprintf(path, sizeof(path), "/tmp/sp-idle-%d.spool", (int)getpid());
-	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	r = sp_recorder_attach(rec, pid, SP_ATTACH_RUNNING);
-	if (r < 0)
-		eng_kill_reap(pid);
-	eng_skip_if_refused(r);
-	CHECK_EQ_INT(r, SP_ATTACHED);
+	rec = eng_open_attached("idle", &o, pid, path, sizeof(path));
 	eng_record_for(rec, 200, 100); /* past attaching */
 	c0 = cpu_s();
 	w0 = now_s();

@@ -49,20 +49,13 @@ int main(void)
 	struct sp_recorder *rec;
 	pid_t pid = eng_spawn_workload(WL_THREADS_PATH, "30");
 	char path[64];
-	int i, r;
+	int i;
 
 	usleep(50000);
 	o.sample_hz = 10000;
 	o.threads = 1;
 	o.ring_samples = 64;
-	snprintf(path, sizeof(path), "/tmp/sp-overload-%d.spool",
-		 (int)getpid());
-	CHECK_OK(sp_recorder_open(path, &o, &rec));
-	r = sp_recorder_attach(rec, pid, SP_ATTACH_RUNNING);
-	if (r < 0)
-		eng_kill_reap(pid);
-	eng_skip_if_refused(r);
-	CHECK_EQ_INT(r, SP_ATTACHED);
+	rec = eng_open_attached("overload", &o, pid, path, sizeof(path));
 	for (i = 0; i < 3; i++) {
 		sleep(1); /* a slow consumer */
 		CHECK_OK(sp_recorder_poll(rec, 0, NULL));
